@@ -1,0 +1,31 @@
+# One line per target. `make race-test` will be the main job; `make test` is the test suite.
+VENV := .venv
+PY := $(VENV)/bin/python
+LOCAL_REDIS_IMAGE := ratelimit-harness/redis:local
+# the locally built image, when there is one and REDIS_IMAGE is not set
+REDIS_IMAGE ?= $(shell docker image inspect $(LOCAL_REDIS_IMAGE) >/dev/null 2>&1 && echo $(LOCAL_REDIS_IMAGE))
+export REDIS_IMAGE
+
+.PHONY: venv test lint unit doctor redis-image clean
+
+venv: $(VENV)/.installed
+
+$(VENV)/.installed: pyproject.toml
+	python3 -m venv $(VENV) && $(PY) -m pip install -q -e '.[dev]' && touch $@
+
+test: lint unit
+
+lint: venv
+	$(PY) -m ruff check . && $(PY) -m ruff format --check . && $(PY) -m mypy
+
+unit: venv
+	$(PY) -m pytest
+
+doctor: venv
+	$(PY) -m harness doctor
+
+redis-image:
+	scripts/build-redis-image.sh $(LOCAL_REDIS_IMAGE)
+
+clean:
+	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

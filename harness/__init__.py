@@ -1,0 +1,1 @@
+"""ratelimit-harness: load-testing and correctness verification for Redis rate limiters."""

@@ -1,0 +1,87 @@
+"""``python -m harness <command>``: argument parsing and exit codes; the work lives elsewhere.
+
+Exit codes: 0 success, 1 the command's check failed, 2 bad input or an unusable environment.
+"""
+
+from __future__ import annotations
+
+import argparse
+import signal
+import sys
+import time
+from collections.abc import Sequence
+
+import redis
+
+from harness import listing
+from harness.provision import Unavailable, provision
+from harness.provision.doctor import diagnose
+from limiters import CATALOGUE, Policy, PolicyError, build
+from limiters.plugin import PluginError
+
+USAGE_ERRORS = (PolicyError, PluginError, Unavailable, ValueError, redis.RedisError, OSError)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so servers are stopped on TERM
+    args = parser().parse_args(argv)
+    try:
+        return int(args.run(args))
+    except USAGE_ERRORS as error:
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+def parser() -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(prog="python -m harness", description=__doc__.splitlines()[0])
+    commands = top.add_subparsers(dest="command", required=True, metavar="command")
+
+    doctor = commands.add_parser("doctor", help="which ways of getting a Redis work here")
+    doctor.add_argument("--redis-url", help="also check this URL (default: $REDIS_URL)")
+    doctor.set_defaults(run=run_doctor)
+
+    catalogue = commands.add_parser("limiters", help="the limiter catalogue and its expected flaws")
+    catalogue.set_defaults(run=lambda _: print(listing.catalogue()) or 0)
+
+    probe = commands.add_parser("probe", help="send requests through one limiter, one at a time")
+    probe.add_argument("--limiter", required=True, help="catalogue name or module:attribute")
+    probe.add_argument("--policy", help="policy spec (default: the catalogue's example)")
+    probe.add_argument("--requests", type=int, default=10, help="how many (default 10)")
+    probe.add_argument("--interval", type=float, default=0.0, help="seconds between requests")
+    probe.add_argument("--identity", default="user:1", help="the key being limited")
+    probe.add_argument("--redis-url", help="use this Redis (default: $REDIS_URL, else start one)")
+    probe.add_argument("--redis", choices=("auto", "container", "embedded"), default=None,
+                       help="how to start a Redis when no URL is given (default: auto)")
+    probe.set_defaults(run=run_probe)
+    return top
+
+
+def run_doctor(args: argparse.Namespace) -> int:
+    import os
+
+    found = diagnose(args.redis_url or os.environ.get("REDIS_URL"))
+    print(listing.findings(found))
+    return 0 if any(f.usable for f in found) else 1
+
+
+def run_probe(args: argparse.Namespace) -> int:
+    if not 0 < args.requests <= 100_000 or not 0 <= args.interval <= 60:
+        raise ValueError("--requests must be 1..100000 and --interval 0..60 seconds")
+    default = CATALOGUE[args.limiter].policy if args.limiter in CATALOGUE else None
+    if not (args.policy or default):
+        raise PolicyError("--policy is required for a plugged-in limiter")
+    policy = Policy.parse(args.policy or default)
+    with provision(args.redis, args.redis_url) as server:
+        client = redis.Redis.from_url(server.url)
+        limiter = build(args.limiter, client, policy)
+        print(f"{args.limiter} with {policy} on {server.url} ({server.detail})", file=sys.stderr)
+        results = []
+        for number in range(1, args.requests + 1):
+            results.append((number, limiter.check(args.identity)))
+            if args.interval:
+                time.sleep(args.interval)
+        print(listing.decisions(results))
+    return 0

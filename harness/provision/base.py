@@ -1,0 +1,95 @@
+"""What every way of provisioning Redis shares: the handle, the server flags, readiness."""
+
+from __future__ import annotations
+
+import socket
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from types import TracebackType
+
+import redis
+
+
+class Unavailable(RuntimeError):
+    """This way of provisioning Redis cannot be used here; the message says why."""
+
+
+@dataclass
+class RedisServer:
+    """A running Redis (or a cluster of them) and how to stop it. Stopping twice is harmless."""
+
+    url: str
+    how: str  # "url", "container" or "embedded"
+    detail: str
+    stop_callback: Callable[[], None] = field(repr=False, default=lambda: None)
+    node_urls: tuple[str, ...] = ()  # a cluster's primaries; empty for a single server
+
+    def stop(self) -> None:
+        stop, self.stop_callback = self.stop_callback, lambda: None
+        stop()
+
+    def __enter__(self) -> RedisServer:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.stop()
+
+
+def free_port(*, cluster: bool = False) -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on right now. For a cluster node, the bus
+    port (port + 10000) must exist and be free too."""
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = int(probe.getsockname()[1])
+        if not cluster or (port + 10000 <= 65535 and _bindable(port + 10000)):
+            return port
+
+
+def _bindable(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        try:
+            probe.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def server_args(port: int, data_dir: str, *, cluster: bool = False) -> list[str]:
+    """Flags for a throwaway server: loopback only, no persistence."""
+    args = ["--port", str(port), "--bind", "127.0.0.1", "--dir", data_dir,
+            "--save", "", "--appendonly", "no"]
+    if cluster:
+        args += ["--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{port}.conf",
+                 "--cluster-node-timeout", "5000"]
+    return args
+
+
+def ping(url: str, timeout: float = 2.0) -> None:
+    """Raise Unavailable unless the server at ``url`` answers PING."""
+    client = redis.Redis.from_url(url, socket_timeout=timeout, socket_connect_timeout=timeout)
+    try:
+        client.ping()
+    except (redis.RedisError, OSError) as error:
+        raise Unavailable(f"Redis not reachable at {url}: {error}") from None
+    finally:
+        client.close()
+
+
+def wait_until_ready(url: str, died: Callable[[], str | None], timeout: float = 15.0) -> None:
+    """Poll ``url`` until it answers; ``died()`` returns why the server is gone, if it is."""
+    deadline = time.monotonic() + timeout
+    while True:
+        reason = died()
+        if reason:
+            raise Unavailable(reason)
+        try:
+            ping(url, timeout=0.5)
+            return
+        except Unavailable:
+            if time.monotonic() > deadline:
+                raise Unavailable(f"no answer from {url} after {timeout:.0f} s") from None
+            time.sleep(0.05)

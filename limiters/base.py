@@ -1,0 +1,114 @@
+"""The limiter contract, and the small base the built-in Redis limiters share.
+
+A limiter answers ``check(identity) -> Decision`` for the policy it was built with.
+Time is injected, never read behind the caller's back:
+
+- ``clock`` is the app instance's own clock (``time.time`` by default). Limiters that compute
+  time on the client (as most of the chapter's code does) read only this.
+- ``server_clock`` stands in for Redis' clock. None (the default) means the Lua script reads
+  ``redis.call('TIME')``; a callable is what virtual-time drivers and tests pass instead.
+
+TTLs are always relative (PEXPIRE/EX), never absolute timestamps, so a driver that moves time
+forward can age keys by the same amount.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from functools import cache
+from importlib import resources
+from typing import Any, ClassVar, Protocol
+
+from limiters.decision import Decision
+from limiters.policy import Policy, PolicyError
+
+Clock = Callable[[], float]
+
+
+class Limiter(Protocol):
+    """Anything that decides requests for one policy."""
+
+    policy: Policy
+
+    def check(self, identity: str) -> Decision:
+        """Decide one request of ``identity`` (a user id, an IP, an API key)."""
+        ...
+
+
+@cache
+def lua_source(filename: str) -> str:
+    """The text of a ``.lua`` file kept beside the limiters (read once per process)."""
+    return resources.files("limiters").joinpath(filename).read_text()
+
+
+class RedisLimiter:
+    """Shared plumbing: policy validation, key naming, clocks, and script loading."""
+
+    policy_kinds: ClassVar[tuple[str, ...]]
+    prefix: ClassVar[str] = "ratelimit"
+    script_file: ClassVar[str | None] = None
+
+    def __init__(
+        self,
+        client: Any,
+        policy: Policy,
+        *,
+        clock: Clock = time.time,
+        server_clock: Clock | None = None,
+        prefix: str | None = None,
+    ) -> None:
+        if policy.kind not in self.policy_kinds:
+            raise PolicyError(
+                f"{type(self).__name__} enforces {' or '.join(self.policy_kinds)} policies, "
+                f"not {policy.kind}"
+            )
+        self.client = client
+        self.policy = policy
+        self.clock = clock
+        self.server_clock = server_clock
+        self.key_prefix = prefix or self.prefix
+        if self.script_file:
+            self.script = client.register_script(lua_source(self.script_file))
+
+    def key(self, identity: str, *parts: object) -> str:
+        """``prefix:{identity}[:part...]``: the braces are a Cluster hash tag, so every key of
+        one identity lives in one slot and a script may touch them together."""
+        return ":".join([self.key_prefix, "{" + identity + "}", *map(str, parts)])
+
+    def server_now_arg(self) -> str:
+        """The ``now`` argument for a server-time script: empty means 'read TIME'."""
+        return "" if self.server_clock is None else str(round(self.server_clock() * 1e6))
+
+    @property
+    def limit(self) -> int:
+        return _required(self.policy, "limit")
+
+    @property
+    def capacity(self) -> int:
+        return _required(self.policy, "capacity")
+
+    @property
+    def window(self) -> float:
+        return float(_required(self.policy, "window"))
+
+    @property
+    def rate(self) -> float:
+        return float(_required(self.policy, "rate"))
+
+    @property
+    def window_seconds(self) -> int:
+        """The window in whole seconds, rounded up, as EXPIRE takes it."""
+        return math.ceil(self.window)
+
+    @property
+    def window_us(self) -> int:
+        return round(self.window * 1e6)
+
+
+def _required(policy: Policy, name: str) -> Any:
+    value = getattr(policy, name)
+    if value is None:
+        raise PolicyError(f"policy {policy} has no {name}")
+    return value

@@ -1,0 +1,24 @@
+"""colleague: the rate limiter of Practice Problem 3, as the colleague wrote it.
+
+``GET rl:<id>`` then ``SETEX rl:<id> 60 count + 1``: the read and the write race
+(over-admission); the window is 60 s whatever the policy says, has no start, and every
+SETEX pushes its end further away (wrongful rejection).
+"""
+
+from limiters.base import RedisLimiter
+from limiters.decision import Decision
+
+HARD_CODED_WINDOW = 60
+
+
+class Colleague(RedisLimiter):
+    policy_kinds = ("fixed-window",)
+    prefix = "rl"
+
+    def check(self, identity: str) -> Decision:
+        key = self.key(identity)
+        count = int(self.client.get(key) or b"0")
+        if count >= self.limit:
+            return Decision(allowed=False)
+        self.client.setex(key, HARD_CODED_WINDOW, count + 1)
+        return Decision(allowed=True)

@@ -1,0 +1,79 @@
+"""Rate-limit policies: what a limiter promises, written as a one-line spec.
+
+A spec is ``kind:name=value,...``, e.g. ``fixed-window:limit=5,window=2`` or
+``token-bucket:capacity=5,rate=2.5``. Windows are in seconds, rates per second.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+
+# kind -> the parameters it takes, in the order they are printed
+KINDS: dict[str, tuple[str, ...]] = {
+    "fixed-window": ("limit", "window"),
+    "sliding-window": ("limit", "window"),
+    "sliding-counter": ("limit", "window"),
+    "token-bucket": ("capacity", "rate"),
+    "gcra": ("capacity", "rate"),
+    "leaky-bucket": ("rate", "capacity"),
+}
+_INTEGER_PARAMS = {"limit", "capacity"}
+
+
+class PolicyError(ValueError):
+    """A policy spec that cannot be parsed, or a policy a limiter cannot enforce."""
+
+
+@dataclass(frozen=True, slots=True)
+class Policy:
+    """A parsed policy. Parameters a kind does not take are None."""
+
+    kind: str
+    limit: int | None = None
+    window: float | None = None
+    capacity: int | None = None
+    rate: float | None = None
+
+    @classmethod
+    def parse(cls, spec: str) -> Policy:
+        kind, sep, rest = spec.strip().partition(":")
+        if kind not in KINDS:
+            raise PolicyError(f"unknown policy kind {kind!r} in {spec!r}; known: {', '.join(KINDS)}")
+        expected = KINDS[kind]
+        values: dict[str, float | int] = {}
+        for item in rest.split(",") if sep and rest.strip() else []:
+            name, eq, text = (part.strip() for part in item.partition("="))
+            if not eq:
+                raise PolicyError(f"expected name=value, got {item.strip()!r} in {spec!r}")
+            if name not in expected:
+                raise PolicyError(f"{kind} takes {', '.join(expected)}; got {name!r} in {spec!r}")
+            if name in values:
+                raise PolicyError(f"{name} given twice in {spec!r}")
+            values[name] = _number(name, text, spec)
+        missing = [name for name in expected if name not in values]
+        if missing:
+            raise PolicyError(f"{kind} needs {', '.join(missing)} in {spec!r}")
+        return cls(kind=kind, **values)  # type: ignore[arg-type]
+
+    def __str__(self) -> str:
+        params = ",".join(f"{name}={_format(getattr(self, name))}" for name in KINDS[self.kind])
+        return f"{self.kind}:{params}"
+
+    def params(self) -> dict[str, float | int]:
+        """The parameters this policy's kind takes, by name."""
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name in KINDS[self.kind]}
+
+
+def _number(name: str, text: str, spec: str) -> float | int:
+    try:
+        value = int(text) if name in _INTEGER_PARAMS else float(text)
+    except ValueError:
+        kind = "a whole number" if name in _INTEGER_PARAMS else "a number"
+        raise PolicyError(f"{name} must be {kind}, got {text!r} in {spec!r}") from None
+    if not value > 0 or value == float("inf"):
+        raise PolicyError(f"{name} must be positive and finite, got {text!r} in {spec!r}")
+    return value
+
+
+def _format(value: float | int | None) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)

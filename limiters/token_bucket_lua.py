@@ -1,0 +1,15 @@
+"""token-bucket-lua: Part 5's bucket, atomic, reading the server's TIME (correct)."""
+
+from limiters.script_limiter import ScriptLimiter
+
+
+class TokenBucketLua(ScriptLimiter):
+    policy_kinds = ("token-bucket",)
+    script_file = "token_bucket.lua"
+
+    @property
+    def budget(self) -> int:
+        return self.capacity
+
+    def script_args(self) -> list[object]:
+        return [self.capacity, self.rate, self.server_now_arg()]

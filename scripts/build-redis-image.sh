@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Build a Redis image without a registry: a root filesystem holding the distro's redis-server
+# and the libraries ldd lists, imported with `docker import` and tagged $1.
+set -euo pipefail
+tag=${1:?usage: build-redis-image.sh TAG}
+binary=$(command -v redis-server) || { echo "redis-server not found (apt-get install redis-server)" >&2; exit 2; }
+
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+
+mkdir -p "$root/usr/bin" "$root/tmp" "$root/data"
+chmod 1777 "$root/tmp"
+cp -L "$binary" "$root/usr/bin/redis-server"
+for lib in $(ldd "$binary" | grep -oE '/[^ ]+'); do
+  mkdir -p "$root$(dirname "$lib")"
+  cp -L "$lib" "$root$lib"
+done
+
+version=$("$binary" --version | grep -oE 'v=[0-9.]+' | cut -d= -f2)
+tar -C "$root" -c . | docker import \
+  --change 'ENV PATH=/usr/bin:/bin' --change 'WORKDIR /data' --change 'CMD ["redis-server"]' \
+  --message "redis-server $version from the distro" - "$tag" >/dev/null
+echo "built $tag (redis-server $version)"

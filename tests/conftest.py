@@ -1,0 +1,62 @@
+"""Shared fixtures: one Redis per provisioning path per session, a clean database per test.
+
+Every integration test runs on the container path and on the embedded path. Where a path is
+not available the tests on it are skipped, unless HARNESS_REQUIRE_ALL_PATHS=1 (as in CI), where
+a missing path fails the run.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+import pytest
+import redis
+from redis.cluster import RedisCluster
+
+from harness.provision import RedisServer, Unavailable, provision, provision_cluster
+from tests.clocks import ManualClock
+
+PATHS = ("container", "embedded")
+
+
+def _start(how: str, cluster: bool) -> RedisServer:
+    try:
+        return provision_cluster(how) if cluster else provision(how)
+    except Unavailable as why:
+        if os.environ.get("HARNESS_REQUIRE_ALL_PATHS") == "1":
+            pytest.fail(f"{how} Redis required but unavailable: {why}")
+        pytest.skip(f"{how} Redis unavailable: {why}")
+
+
+@pytest.fixture(scope="session", params=PATHS)
+def redis_server(request: pytest.FixtureRequest) -> Iterator[RedisServer]:
+    with _start(request.param, cluster=False) as server:
+        yield server
+
+
+@pytest.fixture(scope="session", params=PATHS)
+def cluster_server(request: pytest.FixtureRequest) -> Iterator[RedisServer]:
+    with _start(request.param, cluster=True) as server:
+        yield server
+
+
+@pytest.fixture
+def client(redis_server: RedisServer) -> Iterator[redis.Redis]:
+    connection = redis.Redis.from_url(redis_server.url)
+    connection.flushall()
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def cluster_client(cluster_server: RedisServer) -> Iterator[RedisCluster]:
+    connection = RedisCluster.from_url(cluster_server.url)
+    connection.flushall(target_nodes=RedisCluster.PRIMARIES)
+    yield connection
+    connection.close()
+
+
+@pytest.fixture
+def clock() -> ManualClock:
+    return ManualClock()
