@@ -2,9 +2,6 @@
 VENV := .venv
 PY := $(VENV)/bin/python
 LOCAL_REDIS_IMAGE := ratelimit-harness/redis:local
-# the locally built image, when there is one and REDIS_IMAGE is not set
-REDIS_IMAGE ?= $(shell docker image inspect $(LOCAL_REDIS_IMAGE) >/dev/null 2>&1 && echo $(LOCAL_REDIS_IMAGE))
-export REDIS_IMAGE
 
 .PHONY: venv test lint unit doctor redis-image clean
 

@@ -37,4 +37,6 @@ def build(name: str, client: Any, policy: Policy, **clocks: Any) -> Limiter:
         return CATALOGUE[name].build(client, policy, **clocks)
     if ":" in name:
         return build_plugin(name, client, policy)
-    raise UnknownLimiter(f"unknown limiter {name!r}; known: {', '.join(CATALOGUE)} or module:attribute")
+    raise UnknownLimiter(
+        f"unknown limiter {name!r}; known: {', '.join(CATALOGUE)} or module:attribute"
+    )

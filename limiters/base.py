@@ -83,11 +83,11 @@ class RedisLimiter:
 
     @property
     def limit(self) -> int:
-        return _required(self.policy, "limit")
+        return int(_required(self.policy, "limit"))
 
     @property
     def capacity(self) -> int:
-        return _required(self.policy, "capacity")
+        return int(_required(self.policy, "capacity"))
 
     @property
     def window(self) -> float:

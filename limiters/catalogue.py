@@ -55,55 +55,113 @@ class Entry:
         return self.factory(client, policy, **clocks)
 
 
-O, W, I = Flaw.OVER_ADMISSION, Flaw.WRONGFUL_REJECTION, Flaw.IMMORTAL_KEY
+OVER, WRONG, IMMORTAL = Flaw.OVER_ADMISSION, Flaw.WRONGFUL_REJECTION, Flaw.IMMORTAL_KEY
 FIXED, SLIDING = "fixed-window:limit=5,window=2", "sliding-window:limit=5,window=2"
 COUNTER, BUCKET = "sliding-counter:limit=5,window=2", "token-bucket:capacity=5,rate=2.5"
 
 ENTRIES = (
-    Entry("naive-get-set", NaiveGetSet, FIXED, "Part 7 WRONG: GET, compare, SET EX", {
-        O: "Part 7: two instances GET the same count before either SETs",
-        W: "Part 7: SET EX restarts the TTL on every admission, so the window never closes",
-    }, note="wrongful-rejection is not in the chapter; the harness shows it"),
-    Entry("colleague", Colleague, FIXED, "Practice Problem 3: GET then SETEX 60", {
-        O: "Problem 3: GET then SETEX races like Part 7's naive limiter",
-        W: "Problem 3: the window is a hard-coded 60 s that every SETEX pushes further out",
-    }),
-    Entry("fixed-window-incr-expire", FixedWindowIncrExpire, FIXED,
-          "Part 2: INCR, then EXPIRE if count == 1", {
-        I: "Part 7: a crash between INCR and EXPIRE leaves a counter with no TTL",
-    }),
-    Entry("fixed-window-setnx-incr", FixedWindowSetnxIncr, FIXED,
-          "Part 7 'robust': SET NX EX, then INCR", {
-        I: "Part 7's fix: the key expires between SET NX and INCR; INCR makes one with no TTL",
-    }),
+    Entry(
+        "naive-get-set",
+        NaiveGetSet,
+        FIXED,
+        "Part 7 WRONG: GET, compare, SET EX",
+        {
+            OVER: "Part 7: two instances GET the same count before either SETs",
+            WRONG: "Part 7: SET EX restarts the TTL on every admission, so the window never closes",
+        },
+        note="wrongful-rejection is not in the chapter; the harness shows it",
+    ),
+    Entry(
+        "colleague",
+        Colleague,
+        FIXED,
+        "Practice Problem 3: GET then SETEX 60",
+        {
+            OVER: "Problem 3: GET then SETEX races like Part 7's naive limiter",
+            WRONG: "Problem 3: the window is a hard-coded 60 s that every SETEX pushes further out",
+        },
+    ),
+    Entry(
+        "fixed-window-incr-expire",
+        FixedWindowIncrExpire,
+        FIXED,
+        "Part 2: INCR, then EXPIRE if count == 1",
+        {
+            IMMORTAL: "Part 7: a crash between INCR and EXPIRE leaves a counter with no TTL",
+        },
+    ),
+    Entry(
+        "fixed-window-setnx-incr",
+        FixedWindowSetnxIncr,
+        FIXED,
+        "Part 7 'robust': SET NX EX, then INCR",
+        {
+            IMMORTAL: "Part 7: the key expires between SET NX and INCR; INCR recreates it, no TTL",
+        },
+    ),
     Entry("fixed-window-lua", FixedWindowLua, FIXED, "Part 7 Lua check-and-increment, server time"),
-    Entry("sliding-log-pipeline", SlidingLogPipeline, SLIDING,
-          "Part 3 as written: pipelined log, random-member ZREM undo", {
-        W: "Part 3: the undo ZREMs a new random member, so rejected requests stay and lock out",
-    }),
+    Entry(
+        "sliding-log-pipeline",
+        SlidingLogPipeline,
+        SLIDING,
+        "Part 3 as written: pipelined log, random-member ZREM undo",
+        {
+            WRONG: "Part 3: undo ZREMs a fresh random member; refusals stay logged and lock out",
+        },
+    ),
     Entry("sliding-log-lua", SlidingLogLua, SLIDING, "atomic sorted-set log, server time"),
-    Entry("sliding-counter-mget-incr", SlidingCounterMgetIncr, COUNTER,
-          "Part 4 as written: MGET, decide, INCR", {
-        O: "Part 4: instances that MGET the same counts all INCR past the limit",
-    }),
-    Entry("sliding-counter-lua", SlidingCounterLua, COUNTER, "atomic weighted counter, server time",
-          note="judged against its own approximate policy, not the exact sliding window"),
-    Entry("token-bucket-nonatomic", TokenBucketNonatomic, BUCKET,
-          "HMGET, compute in Python, HSET", {
-        O: "Part 5: two instances read the same tokens and both spend the last one",
-    }),
-    Entry("token-bucket-client-clock", TokenBucketClientClock, BUCKET,
-          "Part 5's Lua, now from each instance's clock", {
-        O: "Part 5: under clock skew a lagging instance rewinds last_refill; the stretch refills twice",
-    }),
+    Entry(
+        "sliding-counter-mget-incr",
+        SlidingCounterMgetIncr,
+        COUNTER,
+        "Part 4 as written: MGET, decide, INCR",
+        {
+            OVER: "Part 4: instances that MGET the same counts all INCR past the limit",
+        },
+    ),
+    Entry(
+        "sliding-counter-lua",
+        SlidingCounterLua,
+        COUNTER,
+        "atomic weighted counter, server time",
+        note="judged against its own approximate policy, not the exact sliding window",
+    ),
+    Entry(
+        "token-bucket-nonatomic",
+        TokenBucketNonatomic,
+        BUCKET,
+        "HMGET, compute in Python, HSET",
+        {
+            OVER: "Part 5: two instances read the same tokens and both spend the last one",
+        },
+    ),
+    Entry(
+        "token-bucket-client-clock",
+        TokenBucketClientClock,
+        BUCKET,
+        "Part 5's Lua, now from each instance's clock",
+        {
+            OVER: "Part 5: under clock skew an instance ahead refills tokens that never accrued",
+        },
+    ),
     Entry("token-bucket-lua", TokenBucketLua, BUCKET, "Lua with redis.call('TIME')"),
     Entry("gcra-lua", GcraLua, "gcra:capacity=5,rate=2.5", "GCRA, one TAT per key, server time"),
-    Entry("leaky-bucket", LeakyBucket, "leaky-bucket:rate=10,capacity=50",
-          "Part 6: queue with fixed drain for outbound calls",
-          note="departures never exceed the rate; the caller waits Decision.delay"),
-    Entry("in-memory", InMemory, FIXED, "per-process counter (Part 7, four instances)", {
-        O: "Part 7: with more than one instance each counts only its share",
-    }),
+    Entry(
+        "leaky-bucket",
+        LeakyBucket,
+        "leaky-bucket:rate=10,capacity=50",
+        "Part 6: queue with fixed drain for outbound calls",
+        note="departures never exceed the rate; the caller waits Decision.delay",
+    ),
+    Entry(
+        "in-memory",
+        InMemory,
+        FIXED,
+        "per-process counter (Part 7, four instances)",
+        {
+            OVER: "Part 7: with more than one instance each counts only its share",
+        },
+    ),
 )
 
 CATALOGUE: Mapping[str, Entry] = {entry.name: entry for entry in ENTRIES}

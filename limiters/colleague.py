@@ -20,5 +20,5 @@ class Colleague(RedisLimiter):
         count = int(self.client.get(key) or b"0")
         if count >= self.limit:
             return Decision(allowed=False)
-        self.client.setex(key, HARD_CODED_WINDOW, count + 1)
+        self.client.execute_command("SETEX", key, HARD_CODED_WINDOW, count + 1)
         return Decision(allowed=True)

@@ -50,7 +50,9 @@ class Decision:
         if isinstance(result, bool):
             return cls(allowed=result)
         if not hasattr(result, "allowed"):
-            raise TypeError(f"a limiter returned {result!r}: expected a bool or an object with .allowed")
+            raise TypeError(
+                f"a limiter returned {result!r}: expected a bool or an object with .allowed"
+            )
         optional = ("remaining", "limit", "reset_at", "retry_after", "now")
         return cls(
             allowed=bool(result.allowed),

@@ -35,7 +35,7 @@ def load_factory(spec: str) -> Callable[[Any, Policy], Callable[[str], object]]:
             raise PluginError(f"{module_name!r} has no attribute {attribute!r}") from None
     if not callable(factory):
         raise PluginError(f"{spec} is not callable")
-    return factory  # type: ignore[return-value]
+    return factory
 
 
 class PluginLimiter:

@@ -38,7 +38,9 @@ class Policy:
     def parse(cls, spec: str) -> Policy:
         kind, sep, rest = spec.strip().partition(":")
         if kind not in KINDS:
-            raise PolicyError(f"unknown policy kind {kind!r} in {spec!r}; known: {', '.join(KINDS)}")
+            raise PolicyError(
+                f"unknown policy kind {kind!r} in {spec!r}; known: {', '.join(KINDS)}"
+            )
         expected = KINDS[kind]
         values: dict[str, float | int] = {}
         for item in rest.split(",") if sep and rest.strip() else []:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-START = 1_700_000_000.0  # a multiple of every window the tests use
+START = 1_699_999_200.0  # a multiple of 3600 s, so of every window the tests use
 
 
 class ManualClock:

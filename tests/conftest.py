@@ -15,9 +15,12 @@ import redis
 from redis.cluster import RedisCluster
 
 from harness.provision import RedisServer, Unavailable, provision, provision_cluster
+from harness.provision.container import LOCAL_IMAGE
 from tests.clocks import ManualClock
 
 PATHS = ("container", "embedded")
+if not os.environ.get("REDIS_IMAGE"):  # tests never pull an image; set it to use another
+    os.environ["REDIS_IMAGE"] = LOCAL_IMAGE
 
 
 def _start(how: str, cluster: bool) -> RedisServer:

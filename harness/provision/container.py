@@ -16,6 +16,7 @@ from typing import Any
 from harness.provision.base import RedisServer, Unavailable, free_port, server_args, wait_until_ready
 
 DEFAULT_IMAGE = "redis:7.4.1"
+LOCAL_IMAGE = "ratelimit-harness/redis:local"  # what `make redis-image` builds
 LABEL = "ratelimit-harness"
 OWNER_LABEL = f"{LABEL}.owner"  # "hostname:pid" of the process that started the container
 
@@ -55,9 +56,10 @@ def require_image(client: Any, image: str) -> None:
     try:
         client.images.pull(image)
     except docker.errors.DockerException as error:
+        reason = getattr(error, "explanation", None) or error
         raise Unavailable(
-            f"image {image} is not present and cannot be pulled ({str(error)[:120]}); "
-            "build one with `make redis-image` and set REDIS_IMAGE"
+            f"image {image} is not present and cannot be pulled ({reason}); "
+            f"build one with `make redis-image` and set REDIS_IMAGE={LOCAL_IMAGE}"
         ) from None
 
 

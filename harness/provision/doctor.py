@@ -5,7 +5,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.provision.base import Unavailable, ping
-from harness.provision.container import docker_client, engine_address, image_name, image_present
+from harness.provision.container import (
+    LOCAL_IMAGE,
+    docker_client,
+    engine_address,
+    image_name,
+    image_present,
+)
 from harness.provision.embedded import find_binary, version
 
 
@@ -47,7 +53,7 @@ def _container() -> Finding:
         return Finding("container", False,
                        f"Docker engine at {engine_address()} answers, but image {image} is not "
                        "present (pulled on first use where a registry answers; else run "
-                       "`make redis-image` and set REDIS_IMAGE)")
+                       f"`make redis-image` and set REDIS_IMAGE={LOCAL_IMAGE})")
     return Finding("container", True, f"Docker engine at {engine_address()}, image {image}")
 
 

@@ -1,0 +1,42 @@
+"""A limiter written the way users write theirs: reads time.time() itself, returns a bool."""
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+
+def factory(client: Any, policy: Any) -> Callable[[str], bool]:
+    def check(identity: str) -> bool:
+        window = int(time.time() // policy.window)
+        key = f"user-limiter:{identity}:{window}"
+        count = client.incr(key)
+        client.expire(key, int(policy.window) + 1)
+        return bool(count <= policy.limit)
+
+    return check
+
+
+@dataclass
+class Verdict:
+    allowed: bool
+    remaining: int
+
+
+def rich_factory(client: Any, policy: Any) -> Callable[[str], Verdict]:
+    counts: dict[str, int] = {}
+
+    def check(identity: str) -> Verdict:
+        counts[identity] = counts.get(identity, 0) + 1
+        return Verdict(
+            counts[identity] <= policy.capacity, max(0, policy.capacity - counts[identity])
+        )
+
+    return check
+
+
+NOT_CALLABLE = 42
+
+
+def returns_nothing_callable(client: Any, policy: Any) -> int:
+    return 7

@@ -1,0 +1,63 @@
+import re
+from importlib import resources
+
+import pytest
+
+from limiters import CATALOGUE, KINDS, Flaw, Policy
+from limiters.base import RedisLimiter
+
+REQUIRED_NAMES = {
+    "naive-get-set": {"over-admission"},
+    "colleague": {"over-admission"},
+    "fixed-window-incr-expire": {"immortal-key"},
+    "fixed-window-setnx-incr": {"immortal-key"},
+    "fixed-window-lua": set(),
+    "sliding-log-pipeline": {"wrongful-rejection"},
+    "sliding-log-lua": set(),
+    "sliding-counter-mget-incr": {"over-admission"},
+    "sliding-counter-lua": set(),
+    "token-bucket-nonatomic": {"over-admission"},
+    "token-bucket-client-clock": {"over-admission"},
+    "token-bucket-lua": set(),
+    "gcra-lua": set(),
+    "leaky-bucket": set(),
+    "in-memory": {"over-admission"},
+}
+
+
+def test_names_are_exactly_the_chapters_catalogue() -> None:
+    assert list(CATALOGUE) == list(REQUIRED_NAMES)
+
+
+@pytest.mark.parametrize("name", REQUIRED_NAMES)
+def test_each_entry_declares_the_chapters_flaws_with_reasons(name: str) -> None:
+    entry = CATALOGUE[name]
+    assert REQUIRED_NAMES[name] <= set(entry.flaws)
+    assert REQUIRED_NAMES[name] == set() or entry.flaws  # correct ones stay flawless
+    for flaw, reason in entry.flaws.items():
+        assert isinstance(flaw, Flaw)
+        assert re.search(r"\b(Part \d+|Problem \d+)", reason), reason
+        assert "\n" not in reason
+    if not REQUIRED_NAMES[name]:
+        assert not entry.flaws
+
+
+@pytest.mark.parametrize("name", REQUIRED_NAMES)
+def test_each_entry_is_judged_by_a_policy_its_limiter_enforces(name: str) -> None:
+    entry = CATALOGUE[name]
+    policy = Policy.parse(entry.policy)
+    assert policy.kind in KINDS
+    if isinstance(entry.factory, type) and issubclass(entry.factory, RedisLimiter):
+        assert entry.factory.policy_kinds == (policy.kind,)
+
+
+def test_every_lua_script_states_keys_argv_and_returns() -> None:
+    scripts = [f for f in resources.files("limiters").iterdir() if f.name.endswith(".lua")]
+    assert len(scripts) == 7
+    for script in scripts:
+        header = "\n".join(
+            line for line in script.read_text().splitlines() if line.startswith("--")
+        )
+        assert "KEYS[1]" in header, script.name
+        assert "ARGV[1]" in header, script.name
+        assert "returns" in header, script.name

@@ -1,0 +1,162 @@
+"""The fixed-window family, sequentially, against a real Redis: naive-get-set, colleague,
+fixed-window-incr-expire, fixed-window-setnx-incr, fixed-window-lua and in-memory."""
+
+from typing import Any
+
+import pytest
+import redis
+
+from tests.clocks import ManualClock, advance
+from tests.limiters.helpers import admitted, make, run
+
+pytestmark = pytest.mark.integration
+
+FIXED = "fixed-window:limit=5,window=2"
+ALL = [
+    "naive-get-set",
+    "colleague",
+    "fixed-window-incr-expire",
+    "fixed-window-setnx-incr",
+    "fixed-window-lua",
+    "in-memory",
+]
+ALIGNED = ["fixed-window-incr-expire", "fixed-window-setnx-incr", "fixed-window-lua", "in-memory"]
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_admits_exactly_limit_in_a_window(
+    name: str, client: redis.Redis, clock: ManualClock
+) -> None:
+    decisions = run(make(name, client, FIXED, clock), 8)
+    assert [d.allowed for d in decisions] == [True] * 5 + [False] * 3
+
+
+@pytest.mark.parametrize("name", ALIGNED)
+def test_budget_returns_at_the_next_aligned_window(
+    name: str, client: redis.Redis, clock: ManualClock
+) -> None:
+    limiter = make(name, client, FIXED, clock)
+    advance(clock, client, 1.5)
+    assert admitted(limiter, 7) == 5
+    advance(clock, client, 0.5)  # exactly at the boundary: a new window
+    assert admitted(limiter, 7) == 5
+
+
+@pytest.mark.parametrize("name", ALL)
+def test_identities_are_counted_apart(name: str, client: redis.Redis, clock: ManualClock) -> None:
+    limiter = make(name, client, FIXED, clock)
+    assert admitted(limiter, 6, "alice") == 5
+    assert admitted(limiter, 6, "bob") == 5
+
+
+@pytest.mark.parametrize(
+    ("name", "ttl"),
+    [
+        ("naive-get-set", 2),
+        ("colleague", 60),
+        ("fixed-window-incr-expire", 2),
+        ("fixed-window-setnx-incr", 2),
+        ("fixed-window-lua", 2),
+    ],
+)
+def test_every_key_gets_a_ttl(name: str, ttl: int, client: redis.Redis, clock: ManualClock) -> None:
+    run(make(name, client, FIXED, clock), 7)
+    keys = list(client.scan_iter())
+    assert keys
+    assert all(0 < client.ttl(key) <= ttl for key in keys)
+
+
+def test_lua_decision_reports_remaining_reset_and_retry(
+    client: redis.Redis, clock: ManualClock
+) -> None:
+    advance(clock, client, 0.5)
+    decisions = run(make("fixed-window-lua", client, FIXED, clock), 6)
+    assert [d.remaining for d in decisions] == [4, 3, 2, 1, 0, 0]
+    assert {d.reset_at for d in decisions} == {clock() + 1.5}
+    assert decisions[0].retry_after == 0
+    assert decisions[-1].retry_after == pytest.approx(1.5)
+    assert decisions[-1].now == clock()
+
+
+def test_lua_ttl_ends_with_the_window(client: redis.Redis, clock: ManualClock) -> None:
+    advance(clock, client, 1.5)
+    make("fixed-window-lua", client, FIXED, clock).check("user:1")
+    assert 0 < client.pttl("ratelimit:{user:1}") <= 500
+
+
+def test_naive_restarts_its_window_on_every_admission(
+    client: redis.Redis, clock: ManualClock
+) -> None:
+    """The flaw beyond the chapter's: SET EX moves the expiry with each admission, so a
+    request in the next aligned window, with nothing admitted in it yet, is refused."""
+    naive = make("naive-get-set", client, FIXED, clock)
+    advance(clock, client, 1.9)
+    assert admitted(naive, 5) == 5
+    advance(clock, client, 0.5)  # in the next window now, 0 admitted in it
+    assert not naive.check("user:1").allowed
+    advance(clock, client, 1.5)  # 2 s after the last SET the key expires at last
+    assert naive.check("user:1").allowed
+
+
+def test_colleague_keeps_its_hard_coded_60_second_window(
+    client: redis.Redis, clock: ManualClock
+) -> None:
+    colleague = make("colleague", client, FIXED, clock)
+    assert admitted(colleague, 5) == 5
+    advance(clock, client, 30)
+    assert not colleague.check("user:1").allowed
+    advance(clock, client, 30)
+    assert colleague.check("user:1").allowed
+
+
+class FailOn:
+    """A client that forwards everything but loses its connection on one command."""
+
+    def __init__(self, client: redis.Redis, command: str) -> None:
+        self.client, self.command = client, command
+
+    def __getattr__(self, name: str) -> Any:
+        if name == self.command:
+            raise redis.ConnectionError(f"connection lost before {name.upper()}")
+        return getattr(self.client, name)
+
+
+def test_incr_expire_leaves_an_immortal_key_when_expire_is_lost(
+    client: redis.Redis, clock: ManualClock
+) -> None:
+    limiter = make("fixed-window-incr-expire", FailOn(client, "expire"), FIXED, clock)
+    with pytest.raises(redis.ConnectionError):
+        limiter.check("user:1")
+    (key,) = client.scan_iter()
+    assert client.ttl(key) == -1  # no TTL: it never expires
+
+
+class ExpireBeforeIncr:
+    """A client on which the key expires between SET NX and INCR (a slow instance)."""
+
+    def __init__(self, client: redis.Redis) -> None:
+        self.client = client
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.client, name)
+
+    def incr(self, key: str) -> int:
+        self.client.delete(key)  # the TTL ran out just now
+        return int(self.client.incr(key))
+
+
+def test_setnx_incr_leaves_an_immortal_key_when_it_expires_in_between(
+    client: redis.Redis, clock: ManualClock
+) -> None:
+    limiter = make("fixed-window-setnx-incr", ExpireBeforeIncr(client), FIXED, clock)
+    assert limiter.check("user:1").allowed
+    (key,) = client.scan_iter()
+    assert client.ttl(key) == -1
+
+
+def test_in_memory_instances_each_admit_the_whole_limit(
+    client: redis.Redis, clock: ManualClock
+) -> None:
+    instances = [make("in-memory", client, FIXED, clock) for _ in range(4)]
+    assert sum(admitted(instance, 5) for instance in instances) == 20
+    assert list(client.scan_iter()) == []

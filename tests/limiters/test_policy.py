@@ -1,0 +1,50 @@
+import pytest
+
+from limiters import Policy, PolicyError
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("fixed-window:limit=5,window=2", Policy("fixed-window", limit=5, window=2.0)),
+        ("sliding-window:limit=5,window=0.5", Policy("sliding-window", limit=5, window=0.5)),
+        ("sliding-counter:window=60, limit=100", Policy("sliding-counter", limit=100, window=60.0)),
+        ("token-bucket:capacity=5,rate=2.5", Policy("token-bucket", capacity=5, rate=2.5)),
+        ("gcra:capacity=5,rate=2.5", Policy("gcra", capacity=5, rate=2.5)),
+        ("leaky-bucket:rate=10,capacity=50", Policy("leaky-bucket", capacity=50, rate=10.0)),
+    ],
+)
+def test_parses_every_kind(spec: str, expected: Policy) -> None:
+    assert Policy.parse(spec) == expected
+
+
+def test_prints_back_as_a_spec_that_parses_to_itself() -> None:
+    policy = Policy.parse("token-bucket:rate=2.5,capacity=5")
+    assert str(policy) == "token-bucket:capacity=5,rate=2.5"
+    assert Policy.parse(str(policy)) == policy
+    assert policy.params() == {"capacity": 5, "rate": 2.5}
+
+
+@pytest.mark.parametrize(
+    ("spec", "message"),
+    [
+        ("fixed-windows:limit=5,window=2", "unknown policy kind 'fixed-windows'"),
+        ("", "unknown policy kind ''"),
+        ("fixed-window", "fixed-window needs limit, window"),
+        ("fixed-window:limit=5", "fixed-window needs window"),
+        ("fixed-window:limit=5,window=2,rate=3", "fixed-window takes limit, window; got 'rate'"),
+        ("fixed-window:limit=5,limit=6,window=2", "limit given twice"),
+        ("fixed-window:limit,window=2", "expected name=value, got 'limit'"),
+        ("fixed-window:limit=five,window=2", "limit must be a whole number, got 'five'"),
+        ("fixed-window:limit=5.5,window=2", "limit must be a whole number, got '5.5'"),
+        ("fixed-window:limit=5,window=soon", "window must be a number, got 'soon'"),
+        ("fixed-window:limit=0,window=2", "limit must be positive and finite, got '0'"),
+        ("token-bucket:capacity=5,rate=-1", "rate must be positive and finite, got '-1'"),
+        ("token-bucket:capacity=5,rate=inf", "rate must be positive and finite, got 'inf'"),
+        ("token-bucket:capacity=5,rate=nan", "rate must be positive and finite, got 'nan'"),
+    ],
+)
+def test_rejects_bad_specs_with_a_reason(spec: str, message: str) -> None:
+    with pytest.raises(PolicyError, match="^" + message.replace("(", r"\(")) as error:
+        Policy.parse(spec)
+    assert "\n" not in str(error.value)
