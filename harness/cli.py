@@ -16,7 +16,7 @@ import redis
 from harness import listing
 from harness.provision import Unavailable, provision
 from harness.provision.doctor import diagnose
-from limiters import CATALOGUE, Policy, PolicyError, build
+from limiters import CATALOGUE, Policy, PolicyError, resolve
 from limiters.plugin import PluginError
 
 USAGE_ERRORS = (PolicyError, PluginError, Unavailable, ValueError, redis.RedisError, OSError)
@@ -53,8 +53,12 @@ def parser() -> argparse.ArgumentParser:
     probe.add_argument("--interval", type=float, default=0.0, help="seconds between requests")
     probe.add_argument("--identity", default="user:1", help="the key being limited")
     probe.add_argument("--redis-url", help="use this Redis (default: $REDIS_URL, else start one)")
-    probe.add_argument("--redis", choices=("auto", "container", "embedded"), default=None,
-                       help="how to start a Redis when no URL is given (default: auto)")
+    probe.add_argument(
+        "--redis",
+        choices=("auto", "container", "embedded"),
+        default=None,
+        help="how to start a Redis when no URL is given (default: auto)",
+    )
     probe.set_defaults(run=run_probe)
     return top
 
@@ -70,13 +74,13 @@ def run_doctor(args: argparse.Namespace) -> int:
 def run_probe(args: argparse.Namespace) -> int:
     if not 0 < args.requests <= 100_000 or not 0 <= args.interval <= 60:
         raise ValueError("--requests must be 1..100000 and --interval 0..60 seconds")
-    default = CATALOGUE[args.limiter].policy if args.limiter in CATALOGUE else None
-    if not (args.policy or default):
+    builder = resolve(args.limiter)
+    spec = args.policy or (CATALOGUE[args.limiter].policy if args.limiter in CATALOGUE else None)
+    if spec is None:
         raise PolicyError("--policy is required for a plugged-in limiter")
-    policy = Policy.parse(args.policy or default)
+    policy = Policy.parse(spec)
     with provision(args.redis, args.redis_url) as server:
-        client = redis.Redis.from_url(server.url)
-        limiter = build(args.limiter, client, policy)
+        limiter = builder(redis.Redis.from_url(server.url), policy)
         print(f"{args.limiter} with {policy} on {server.url} ({server.detail})", file=sys.stderr)
         results = []
         for number in range(1, args.requests + 1):

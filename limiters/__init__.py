@@ -3,12 +3,13 @@
 ``build(name, client, policy)`` makes a limiter from a catalogue name or a ``module:attribute``.
 """
 
+from collections.abc import Callable
 from typing import Any
 
 from limiters.base import Clock, Limiter
 from limiters.catalogue import CATALOGUE, Entry, Flaw
 from limiters.decision import Decision
-from limiters.plugin import PluginError, build_plugin
+from limiters.plugin import PluginError, plugin_builder
 from limiters.policy import KINDS, Policy, PolicyError
 
 __all__ = [
@@ -24,6 +25,7 @@ __all__ = [
     "PolicyError",
     "UnknownLimiter",
     "build",
+    "resolve",
 ]
 
 
@@ -31,12 +33,17 @@ class UnknownLimiter(ValueError):
     """A name that is neither in the catalogue nor a ``module:attribute``."""
 
 
+def resolve(name: str) -> Callable[..., Limiter]:
+    """What builds the limiter called ``name``, as ``builder(client, policy, **clocks)``: a
+    catalogue entry, or a plug-in (imported now, so a bad name fails before any Redis starts)."""
+    if name in CATALOGUE:
+        return CATALOGUE[name].build
+    if ":" in name:
+        return plugin_builder(name)
+    known = f"{', '.join(CATALOGUE)} or module:attribute"
+    raise UnknownLimiter(f"unknown limiter {name!r}; known: {known}")
+
+
 def build(name: str, client: Any, policy: Policy, **clocks: Any) -> Limiter:
     """A catalogue limiter (``clock``/``server_clock`` keywords pass through), or a plug-in."""
-    if name in CATALOGUE:
-        return CATALOGUE[name].build(client, policy, **clocks)
-    if ":" in name:
-        return build_plugin(name, client, policy)
-    raise UnknownLimiter(
-        f"unknown limiter {name!r}; known: {', '.join(CATALOGUE)} or module:attribute"
-    )
+    return resolve(name)(client, policy, **clocks)

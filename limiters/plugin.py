@@ -51,5 +51,12 @@ class PluginLimiter:
         return Decision.from_user(self._check(identity))
 
 
-def build_plugin(spec: str, client: Any, policy: Policy) -> PluginLimiter:
-    return PluginLimiter(load_factory(spec)(client, policy), policy)
+def plugin_builder(spec: str) -> Callable[..., PluginLimiter]:
+    """Import the factory now; build with ``builder(client, policy)``. A plug-in reads its own
+    clock, so the clock keywords the catalogue's limiters take are ignored."""
+    factory = load_factory(spec)
+
+    def builder(client: Any, policy: Policy, **_clocks: Any) -> PluginLimiter:
+        return PluginLimiter(factory(client, policy), policy)
+
+    return builder

@@ -43,7 +43,9 @@ def provision_cluster(how: str | None = None) -> RedisServer:
     return _start(how, start_cluster)
 
 
-def _start(how: str | None, launch: Callable[[Callable[..., RedisServer]], RedisServer]) -> RedisServer:
+def _start(
+    how: str | None, launch: Callable[[Callable[..., RedisServer]], RedisServer]
+) -> RedisServer:
     how = how or os.environ.get("HARNESS_REDIS") or "auto"
     if how != "auto" and how not in STARTERS:
         raise Unavailable(f"unknown provisioning {how!r}; choose auto, {', '.join(STARTERS)}")

@@ -33,7 +33,10 @@ class RedisServer:
         return self
 
     def __exit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, tb: TracebackType | None
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        tb: TracebackType | None,
     ) -> None:
         self.stop()
 
@@ -60,11 +63,27 @@ def _bindable(port: int) -> bool:
 
 def server_args(port: int, data_dir: str, *, cluster: bool = False) -> list[str]:
     """Flags for a throwaway server: loopback only, no persistence."""
-    args = ["--port", str(port), "--bind", "127.0.0.1", "--dir", data_dir,
-            "--save", "", "--appendonly", "no"]
+    args = [
+        "--port",
+        str(port),
+        "--bind",
+        "127.0.0.1",
+        "--dir",
+        data_dir,
+        "--save",
+        "",
+        "--appendonly",
+        "no",
+    ]
     if cluster:
-        args += ["--cluster-enabled", "yes", "--cluster-config-file", f"nodes-{port}.conf",
-                 "--cluster-node-timeout", "5000"]
+        args += [
+            "--cluster-enabled",
+            "yes",
+            "--cluster-config-file",
+            f"nodes-{port}.conf",
+            "--cluster-node-timeout",
+            "5000",
+        ]
     return args
 
 

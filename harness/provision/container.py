@@ -13,7 +13,13 @@ import os
 import socket
 from typing import Any
 
-from harness.provision.base import RedisServer, Unavailable, free_port, server_args, wait_until_ready
+from harness.provision.base import (
+    RedisServer,
+    Unavailable,
+    free_port,
+    server_args,
+    wait_until_ready,
+)
 
 DEFAULT_IMAGE = "redis:7.4.1"
 LOCAL_IMAGE = "ratelimit-harness/redis:local"  # what `make redis-image` builds
@@ -31,6 +37,15 @@ def engine_address() -> str:
 
 def docker_client() -> Any:
     """A client of a Docker engine that answers, or Unavailable saying why not."""
+    address = engine_address()
+    if address.startswith("unix://"):  # the SDK leaks the socket of a failed connect: look first
+        with socket.socket(socket.AF_UNIX) as probe:
+            probe.settimeout(5)
+            try:
+                probe.connect(address.removeprefix("unix://"))
+            except OSError as error:
+                reason = error.strerror or str(error)
+                raise Unavailable(f"Docker engine not reachable at {address} ({reason})") from None
     try:
         import docker
 
@@ -106,11 +121,13 @@ def start_container(*, cluster: bool = False) -> RedisServer:
     if not image_present(client, testcontainers_config.ryuk_image):
         testcontainers_config.ryuk_disabled = True
     port = free_port(cluster=cluster)
-    container = DockerContainer(image).with_command(
-        ["redis-server", *server_args(port, "/tmp", cluster=cluster)]
-    ).with_kwargs(
-        network_mode="host",
-        labels={LABEL: "1", OWNER_LABEL: f"{socket.gethostname()}:{os.getpid()}"},
+    container = (
+        DockerContainer(image)
+        .with_command(["redis-server", *server_args(port, "/tmp", cluster=cluster)])
+        .with_kwargs(
+            network_mode="host",
+            labels={LABEL: "1", OWNER_LABEL: f"{socket.gethostname()}:{os.getpid()}"},
+        )
     )
     try:
         container.start()

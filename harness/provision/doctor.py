@@ -25,11 +25,15 @@ class Finding:
 def diagnose(url: str | None) -> list[Finding]:
     findings = [_url(url), _container(), _embedded()]
     cluster_ways = [f.way for f in findings[1:] if f.usable]
-    findings.append(Finding(
-        "cluster", bool(cluster_ways),
-        f"3 primaries via {' or '.join(cluster_ways)}" if cluster_ways
-        else "needs the container or the embedded way",
-    ))
+    findings.append(
+        Finding(
+            "cluster",
+            bool(cluster_ways),
+            f"3 primaries via {' or '.join(cluster_ways)}"
+            if cluster_ways
+            else "needs the container or the embedded way",
+        )
+    )
     return findings
 
 
@@ -50,10 +54,13 @@ def _container() -> Finding:
         return Finding("container", False, str(why))
     image = image_name()
     if not image_present(client, image):
-        return Finding("container", False,
-                       f"Docker engine at {engine_address()} answers, but image {image} is not "
-                       "present (pulled on first use where a registry answers; else run "
-                       f"`make redis-image` and set REDIS_IMAGE={LOCAL_IMAGE})")
+        return Finding(
+            "container",
+            False,
+            f"Docker engine at {engine_address()} answers, but image {image} is not "
+            "present (pulled on first use where a registry answers; else run "
+            f"`make redis-image` and set REDIS_IMAGE={LOCAL_IMAGE})",
+        )
     return Finding("container", True, f"Docker engine at {engine_address()}, image {image}")
 
 

