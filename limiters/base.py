@@ -70,7 +70,11 @@ class RedisLimiter:
         self.server_clock = server_clock
         self.key_prefix = prefix or self.prefix
         if self.script_file:
-            self.script = client.register_script(lua_source(self.script_file))
+            self.script = self.load_script(client, self.script_file)
+
+    def load_script(self, client: Any, filename: str) -> Any:
+        """Register a script once; redis-py then runs it by EVALSHA (loading it on NOSCRIPT)."""
+        return client.register_script(lua_source(filename))
 
     def key(self, identity: str, *parts: object) -> str:
         """``prefix:{identity}[:part...]``: the braces are a Cluster hash tag, so every key of

@@ -7,11 +7,7 @@
 -- returns  {allowed 0|1, remaining, reset_after_us, retry_after_us, now_us}
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
-local now = tonumber(ARGV[3])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
+local now = now_us(ARGV[3])
 
 local index = math.floor(now / window)
 local reset_after = (index + 1) * window - now

@@ -6,6 +6,3 @@ from limiters.script_limiter import ScriptLimiter
 class FixedWindowLua(ScriptLimiter):
     policy_kinds = ("fixed-window",)
     script_file = "fixed_window.lua"
-
-    def script_args(self) -> list[object]:
-        return [self.limit, self.window_us, self.server_now_arg()]

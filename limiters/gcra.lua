@@ -8,11 +8,7 @@
 -- returns  {allowed 0|1, remaining, reset_after_us, retry_after_us, now_us}
 local capacity = tonumber(ARGV[1])
 local interval = 1000000 / tonumber(ARGV[2])
-local now = tonumber(ARGV[3])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
+local now = now_us(ARGV[3])
 
 local tolerance = capacity * interval
 local tat = math.max(tonumber(redis.call('GET', KEYS[1])) or now, now)

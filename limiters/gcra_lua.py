@@ -6,10 +6,3 @@ from limiters.script_limiter import ScriptLimiter
 class GcraLua(ScriptLimiter):
     policy_kinds = ("gcra",)
     script_file = "gcra.lua"
-
-    @property
-    def budget(self) -> int:
-        return self.capacity
-
-    def script_args(self) -> list[object]:
-        return [self.capacity, self.rate, self.server_now_arg()]

@@ -3,18 +3,14 @@
 -- departure time of its last request; an accepted request departs one interval after it
 -- (or now, when the queue is empty and the last departure is an interval old).
 -- KEYS[1]  string: departure time of the last accepted request, microseconds since the epoch
--- ARGV[1]  rate, departures per second
--- ARGV[2]  capacity, requests that may wait
+-- ARGV[1]  capacity, requests that may wait
+-- ARGV[2]  rate, departures per second
 -- ARGV[3]  now, microseconds since the epoch; empty to read the server's TIME
 -- returns  {accepted 0|1, free places left, reset_after_us, retry_after_us, now_us, delay_us}
 --          delay is how long the caller waits before its call departs
-local interval = 1000000 / tonumber(ARGV[1])
-local capacity = tonumber(ARGV[2])
-local now = tonumber(ARGV[3])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
+local capacity = tonumber(ARGV[1])
+local interval = 1000000 / tonumber(ARGV[2])
+local now = now_us(ARGV[3])
 
 local tail = tonumber(redis.call('GET', KEYS[1]))
 local waiting = 0

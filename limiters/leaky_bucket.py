@@ -10,10 +10,3 @@ from limiters.script_limiter import ScriptLimiter
 class LeakyBucket(ScriptLimiter):
     policy_kinds = ("leaky-bucket",)
     script_file = "leaky_bucket.lua"
-
-    @property
-    def budget(self) -> int:
-        return self.capacity
-
-    def script_args(self) -> list[object]:
-        return [self.rate, self.capacity, self.server_now_arg()]

@@ -7,6 +7,3 @@ from limiters.script_limiter import ScriptLimiter
 class SlidingCounterLua(ScriptLimiter):
     policy_kinds = ("sliding-counter",)
     script_file = "sliding_counter.lua"
-
-    def script_args(self) -> list[object]:
-        return [self.limit, self.window_us, self.server_now_arg()]

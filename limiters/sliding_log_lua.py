@@ -10,4 +10,4 @@ class SlidingLogLua(ScriptLimiter):
     script_file = "sliding_log.lua"
 
     def script_args(self) -> list[object]:
-        return [self.limit, self.window_us, uuid.uuid4().hex, self.server_now_arg()]
+        return [*super().script_args(), uuid.uuid4().hex]

@@ -8,11 +8,7 @@
 --          reset_after is the time until the bucket is full again
 local capacity = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2]) / 1000000
-local now = tonumber(ARGV[3])
-if not now then
-  local t = redis.call('TIME')
-  now = tonumber(t[1]) * 1000000 + tonumber(t[2])
-end
+local now = now_us(ARGV[3])
 
 local state = redis.call('HMGET', KEYS[1], 'tokens', 'ts')
 local tokens, last = capacity, now

@@ -6,10 +6,3 @@ from limiters.script_limiter import ScriptLimiter
 class TokenBucketLua(ScriptLimiter):
     policy_kinds = ("token-bucket",)
     script_file = "token_bucket.lua"
-
-    @property
-    def budget(self) -> int:
-        return self.capacity
-
-    def script_args(self) -> list[object]:
-        return [self.capacity, self.rate, self.server_now_arg()]

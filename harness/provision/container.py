@@ -63,11 +63,8 @@ def require_image(client: Any, image: str) -> None:
     """Unavailable unless ``image`` is present locally or can be pulled now."""
     import docker.errors
 
-    try:
-        client.images.get(image)
+    if image_present(client, image):
         return
-    except docker.errors.ImageNotFound:
-        pass
     try:
         client.images.pull(image)
     except docker.errors.DockerException as error:
