@@ -1,0 +1,31 @@
+"""One operation of a history, as Jepsen records one: who, on which key, when it was invoked and
+when it completed (one clock shared by every process), and how it ended."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+
+class Outcome(StrEnum):
+    ALLOWED = "allowed"
+    REJECTED = "rejected"
+    ERROR = "error"  # failed, known not to have counted
+    UNKNOWN = "unknown"  # timed out, connection dropped, process died: may or may not have counted
+
+
+@dataclass(frozen=True, slots=True)
+class Operation:
+    """``complete`` is None when the operation never completed (its outcome is then unknown).
+    ``now`` is the instant the limiter itself believed it was, when it said."""
+
+    process: str
+    key: str
+    invoke: float
+    complete: float | None
+    outcome: Outcome
+    now: float | None = None
+
+    @property
+    def latency(self) -> float | None:
+        return None if self.complete is None else self.complete - self.invoke
