@@ -17,7 +17,8 @@ class Outcome(StrEnum):
 @dataclass(frozen=True, slots=True)
 class Operation:
     """``complete`` is None when the operation never completed (its outcome is then unknown).
-    ``now`` is the instant the limiter itself believed it was, when it said."""
+    ``now`` is the instant the limiter itself believed it was, when it said. ``keys`` are the
+    Redis keys the operation touched, where the driver saw them (for the collision check)."""
 
     process: str
     key: str
@@ -25,6 +26,7 @@ class Operation:
     complete: float | None
     outcome: Outcome
     now: float | None = None
+    keys: tuple[str, ...] = ()
 
     @property
     def latency(self) -> float | None:

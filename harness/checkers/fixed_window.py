@@ -1,0 +1,114 @@
+"""fixed-window: at most ``limit`` admissions in each window [k*w, (k+1)*w).
+
+Over-admission is decided exactly. Each admission may fall in any window its interval touches;
+the history is valid iff admissions can be given windows with no window over ``limit``: an
+interval-to-slot matching that earliest-deadline-first solves optimally (Glover). Every
+admission EDF has to drop is one that no placement saves: the count is the fewest admissions
+whose removal makes the history valid, and each comes with a Hall witness (a run of windows that
+must hold more admissions than it has room for).
+"""
+
+from __future__ import annotations
+
+import heapq
+import math
+from bisect import bisect_left, bisect_right
+
+from harness.checkers.counting import Placeable
+from harness.checkers.placement import SLACK, Findings
+from harness.checkers.timeline import Timeline, end, window_params
+from harness.checkers.verdict import Witness
+from harness.history import Operation
+from limiters.policy import Policy
+
+
+def over_admissions(line: Timeline, policy: Policy) -> Findings:
+    limit, window = window_params(policy)
+    spans = sorted(
+        (math.floor((op.invoke - SLACK) / window), math.floor((end(op) + SLACK) / window), index)
+        for index, op in enumerate(line.admitted)
+    )
+    dropped: list[int] = []
+    pending: list[tuple[int, int]] = []  # (last window, index)
+    position, current = 0, 0
+    while position < len(spans) or pending:
+        if not pending:
+            current = max(current, spans[position][0])
+        while position < len(spans) and spans[position][0] <= current:
+            heapq.heappush(pending, (spans[position][1], spans[position][2]))
+            position += 1
+        while pending and pending[0][0] < current:
+            dropped.append(heapq.heappop(pending)[1])
+        for _ in range(min(limit, len(pending))):
+            heapq.heappop(pending)
+        current += 1
+    return Findings(_witnesses(line, spans, dropped, limit, window))
+
+
+def _witnesses(
+    line: Timeline, spans: list[tuple[int, int, int]], dropped: list[int], limit: int, window: float
+) -> list[Witness]:
+    """For each dropped admission, the shortest run of windows ending at its last window that
+    holds more admissions (whose intervals lie wholly inside it) than limit per window allows."""
+    by_span: dict[tuple[int, int], Witness] = {}
+    firsts = [first for first, _, _ in spans]
+    for index in dropped:
+        op = line.admitted[index]
+        last = math.floor((end(op) + SLACK) / window)
+        start = math.floor((op.invoke - SLACK) / window)
+        while True:
+            inside = [
+                line.admitted[i]
+                for first, final, i in spans[
+                    bisect_left(firsts, start) : bisect_right(firsts, last)
+                ]
+                if final <= last
+            ]
+            if len(inside) > limit * (last - start + 1) or start <= firsts[0]:
+                break
+            start -= 1
+        found = by_span.get((start, last))
+        if found is None:
+            by_span[(start, last)] = _witness(
+                line.key, inside, start, last, limit=limit, window=window
+            )
+        else:
+            by_span[(start, last)] = Witness(
+                found.key, found.span, found.operations, found.detail, found.excess + 1
+            )
+    return list(by_span.values())
+
+
+def _witness(
+    key: str, inside: list[Operation], start: int, last: int, *, limit: int, window: float
+) -> Witness:
+    windows = last - start + 1
+    room = limit * windows
+    where = f"window [{start * window:g}, {(last + 1) * window:g})"
+    if windows > 1:
+        where = f"{windows} windows [{start * window:g}, {(last + 1) * window:g})"
+    detail = f"{len(inside)} admissions can only fall in {where}, which has room for {room}"
+    return Witness(key, (start * window, (last + 1) * window), inside, detail)
+
+
+def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
+    """A rejection is wrongful when, wherever it and the others fall, its window still had
+    room: even counting every unknown operation, fewer than ``limit`` admissions can sit in its
+    window up to its own instant."""
+    limit, window = window_params(policy)
+    placeable = Placeable(line.maybe)
+    found = []
+    for op in line.rejected:
+        assert op.complete is not None
+        most = 0
+        for k in range(math.floor(op.invoke / window), math.floor(op.complete / window) + 1):
+            window_end = (k + 1) * window
+            if op.complete < window_end:
+                most = max(most, placeable.within(k * window, op.complete))
+            else:
+                most = max(most, placeable.within(k * window, window_end, until_open=True))
+        if most < limit:
+            detail = f"rejected with at most {most} of {limit} admitted in its window"
+            k = math.floor(op.invoke / window)
+            found.append(Witness(line.key, (k * window, (k + 1) * window), [op], detail))
+    return found

@@ -1,0 +1,54 @@
+"""leaky-bucket (outbound): departures never exceed the rate, the queue never overfills.
+
+In a leaky-bucket history an allowed operation's [invoke, complete] is its departure, the call
+to the downstream service; its ``now`` is when the limiter accepted it into the queue. Departures
+are held to at most 1 + rate * d in any span d (a bucket of one). The queue at t holds those
+accepted by t that have not departed: certainly over capacity when more than ``capacity`` were
+accepted by t and only invoke their call after t. A rejection is wrongful when, at each instant
+it may have happened at, fewer than ``capacity`` can have been waiting.
+"""
+
+from __future__ import annotations
+
+from bisect import bisect_right
+
+from harness.checkers import token_bucket
+from harness.checkers.placement import Findings
+from harness.checkers.timeline import Timeline, bucket_params, end
+from harness.checkers.verdict import Witness
+from limiters.policy import Policy
+
+
+def over_admissions(line: Timeline, policy: Policy) -> Findings:
+    capacity, rate = bucket_params(policy)
+    departures = Policy("token-bucket", capacity=1, rate=rate)
+    findings = token_bucket.over_admissions(line, departures)
+    queued = [op for op in line.admitted if op.now is not None]
+    accepted = sorted(op.now for op in queued if op.now is not None)
+    departing = sorted(op.invoke for op in queued)
+    # waiting at t: accepted by t, not invoking its call before t; peaks at acceptances
+    most, at = max(
+        ((bisect_right(accepted, t) - bisect_right(departing, t), t) for t in accepted),
+        default=(0, 0.0),
+    )
+    if most > capacity:
+        waiting = [op for op in queued if op.now is not None and op.now <= at < op.invoke]
+        detail = f"{most} accepted and not yet departed at {at:.6f}; the queue holds {capacity}"
+        findings.violations.append(Witness(line.key, (at, at), waiting, detail, most - capacity))
+    return findings
+
+
+def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
+    capacity, _ = bucket_params(policy)
+    accepted = sorted(op.now for op in line.maybe if op.now is not None)
+    departures = sorted(end(op) for op in line.maybe if op.now is not None)
+    found = []
+    for op in line.rejected:
+        assert op.complete is not None
+        later = accepted[bisect_right(accepted, op.invoke) : bisect_right(accepted, op.complete)]
+        instants = [op.invoke, *later]
+        most = max(bisect_right(accepted, t) - bisect_right(departures, t) for t in instants)
+        if most < capacity:
+            detail = f"rejected with at most {most} of {capacity} places taken in the queue"
+            found.append(Witness(line.key, (op.invoke, op.complete), [op], detail))
+    return found

@@ -1,0 +1,108 @@
+"""Policies as constraints on the sorted instants of admissions, for the placement search.
+
+A rule says, given the admissions placed so far (in time order), the earliest instant the next
+one may take; how many admissions a closed span of a given length can hold at most (the bound a
+Hall witness is measured against); and its horizon: a gap that long with no admission makes
+everything before it irrelevant to what follows.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Protocol
+
+
+class Rule(Protocol):
+    @property
+    def horizon(self) -> float: ...
+
+    def start(self) -> RuleState: ...
+
+    def room(self, span: float) -> float:
+        """The most admissions a closed span of this length may hold."""
+        ...
+
+
+class RuleState(Protocol):
+    def earliest(self) -> float:
+        """The earliest instant the next admission may take."""
+        ...
+
+    def place(self, instant: float) -> RuleState:
+        """The state after one more admission at ``instant`` (not before ``earliest()``)."""
+        ...
+
+    def memo_key(self) -> object: ...
+
+
+@dataclass(frozen=True)
+class SlidingWindow:
+    """At most ``limit`` in any half-open span of length ``window``: the (limit)th admission
+    before the next must be at least a window earlier."""
+
+    limit: int
+    window: float
+
+    @property
+    def horizon(self) -> float:
+        return self.window
+
+    def start(self) -> LastInstants:
+        return LastInstants(self, ())
+
+    def room(self, span: float) -> float:
+        return self.limit * (math.floor(span / self.window) + 1)
+
+
+@dataclass(frozen=True)
+class LastInstants:
+    rule: SlidingWindow
+    last: tuple[float, ...]  # the last `limit` admissions, oldest first
+
+    def earliest(self) -> float:
+        if len(self.last) < self.rule.limit:
+            return self.last[-1] if self.last else -math.inf
+        return max(self.last[-1], self.last[0] + self.rule.window)
+
+    def place(self, instant: float) -> LastInstants:
+        return LastInstants(self.rule, (*self.last, instant)[-self.rule.limit :])
+
+    def memo_key(self) -> object:
+        return self.last
+
+
+@dataclass(frozen=True)
+class TokenBucket:
+    """At most ``capacity + rate * d`` in any span of length d, the bucket starting full: as
+    GCRA keeps it, one theoretical arrival time (TAT) per key."""
+
+    capacity: int
+    rate: float
+
+    @property
+    def horizon(self) -> float:
+        return self.capacity / self.rate
+
+    def start(self) -> ArrivalTime:
+        return ArrivalTime(self, -math.inf, -math.inf)
+
+    def room(self, span: float) -> float:
+        return self.capacity + self.rate * span
+
+
+@dataclass(frozen=True)
+class ArrivalTime:
+    rule: TokenBucket
+    tat: float
+    last: float
+
+    def earliest(self) -> float:
+        tolerance = (self.rule.capacity - 1) / self.rule.rate
+        return max(self.last, self.tat - tolerance)
+
+    def place(self, instant: float) -> ArrivalTime:
+        return ArrivalTime(self.rule, max(self.tat, instant) + 1 / self.rule.rate, instant)
+
+    def memo_key(self) -> object:
+        return (self.tat, self.last)

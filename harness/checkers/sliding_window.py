@@ -1,0 +1,32 @@
+"""sliding-window (exact): at most ``limit`` admissions in any half-open span of ``window``."""
+
+from __future__ import annotations
+
+from harness.checkers.counting import Placeable
+from harness.checkers.placement import Findings, check_placement
+from harness.checkers.rules import SlidingWindow
+from harness.checkers.timeline import Timeline, window_params
+from harness.checkers.verdict import Witness
+from limiters.policy import Policy
+
+
+def over_admissions(line: Timeline, policy: Policy) -> Findings:
+    limit, window = window_params(policy)
+    what = f"at most {limit} per {window:g} s"
+    return check_placement(line.key, line.admitted, SlidingWindow(limit, window), what)
+
+
+def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
+    """Wrongful: at every instant the rejection may have happened at, fewer than ``limit``
+    admissions (unknown ones counted) can lie in the window (instant - window, instant]."""
+    limit, window = window_params(policy)
+    placeable = Placeable(line.maybe)
+    found = []
+    for op in line.rejected:
+        assert op.complete is not None
+        instants = [op.invoke, *placeable.invoked_between(op.invoke, op.complete)]
+        most = max(placeable.within(t - window, t, since_open=True) for t in instants)
+        if most < limit:
+            detail = f"rejected with at most {most} of {limit} admitted in the {window:g} s before"
+            found.append(Witness(line.key, (op.invoke - window, op.complete), [op], detail))
+    return found

@@ -1,0 +1,74 @@
+from harness.checkers import check
+from limiters import Policy
+from tests.harness.checkers.factory import op, points
+
+POLICY = Policy.parse("fixed-window:limit=2,window=10")
+
+
+def kinds(verdict_json: dict[str, object]) -> dict[str, int]:
+    return {v["kind"]: v["count"] for v in verdict_json["violations"]}  # type: ignore[attr-defined,index]
+
+
+def test_exactly_limit_in_a_window_is_valid() -> None:
+    assert check(points(1, 2, 11, 19), POLICY).valid
+
+
+def test_one_more_than_limit_is_caught_with_its_window() -> None:
+    verdict = check(points(1, 2, 9.5), POLICY)
+    assert not verdict.valid
+    (violation,) = verdict.violations
+    assert (violation.kind, violation.count) == ("over-admission", 1)
+    (witness,) = violation.witnesses
+    assert witness.span == (0, 10)
+    assert len(witness.operations) == 3
+    assert witness.processes == ["p0", "p1", "p2"]
+
+
+def test_a_straddling_admission_may_fall_in_the_next_window() -> None:
+    history = [*points(5, 6), op(9.9, 10.2)]
+    assert check(history, POLICY).valid
+
+
+def test_a_straddling_admission_between_two_full_windows_has_no_escape() -> None:
+    history = [*points(1, 2, 11, 12), op(9.9, 10.1)]
+    verdict = check(history, POLICY)
+    assert kinds(verdict.to_json()) == {"over-admission": 1}
+    assert verdict.violations[0].witnesses[0].span == (0, 20)
+
+
+def test_unknown_outcomes_are_not_counted_as_admissions() -> None:
+    assert check([*points(1, 2), op(3, None, "unknown"), op(4, 5, "unknown")], POLICY).valid
+
+
+def test_errors_are_ignored_and_keys_counted_apart() -> None:
+    history = [*points(1, 2), op(3, 3, "error"), op(4, key="other"), op(5, key="other")]
+    assert check(history, POLICY).valid
+
+
+def test_many_excess_admissions_are_all_counted() -> None:
+    verdict = check(points(1, 1, 1, 1, 1, 15, 15, 15), POLICY)
+    assert kinds(verdict.to_json()) == {"over-admission": 4}
+
+
+def test_a_rejection_with_room_left_is_wrongful() -> None:
+    verdict = check([*points(1), op(2, 2.1, "rejected")], POLICY)
+    assert kinds(verdict.to_json()) == {"wrongful-rejection": 1}
+
+
+def test_a_rejection_at_the_limit_is_rightful() -> None:
+    assert check([*points(1, 2), op(3, 3.1, "rejected")], POLICY).valid
+
+
+def test_an_unknown_operation_may_have_used_the_room() -> None:
+    assert check([*points(1), op(1.5, None, "unknown"), op(3, 3.1, "rejected")], POLICY).valid
+
+
+def test_a_rejection_straddling_the_boundary_may_belong_to_the_full_window() -> None:
+    assert check([*points(1, 2), op(9.95, 10.05, "rejected")], POLICY).valid
+    assert not check([*points(1, 2), op(10.05, 10.1, "rejected")], POLICY).valid
+
+
+def test_immortal_keys_come_from_the_snapshot() -> None:
+    verdict = check(points(1), POLICY, ttls={"ratelimit:{a}": -1, "ratelimit:{b}": 3.0})
+    assert kinds(verdict.to_json()) == {"immortal-key": 1}
+    assert verdict.violations[0].witnesses[0].key == "ratelimit:{a}"
