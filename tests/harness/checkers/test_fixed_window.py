@@ -1,12 +1,12 @@
-from harness.checkers import check
+from harness.checkers import Verdict, check
 from limiters import Policy
 from tests.harness.checkers.factory import op, points
 
 POLICY = Policy.parse("fixed-window:limit=2,window=10")
 
 
-def kinds(verdict_json: dict[str, object]) -> dict[str, int]:
-    return {v["kind"]: v["count"] for v in verdict_json["violations"]}  # type: ignore[attr-defined,index]
+def kinds(verdict: Verdict) -> dict[str, int]:
+    return {v.kind: v.count for v in verdict.violations}
 
 
 def test_exactly_limit_in_a_window_is_valid() -> None:
@@ -32,7 +32,7 @@ def test_a_straddling_admission_may_fall_in_the_next_window() -> None:
 def test_a_straddling_admission_between_two_full_windows_has_no_escape() -> None:
     history = [*points(1, 2, 11, 12), op(9.9, 10.1)]
     verdict = check(history, POLICY)
-    assert kinds(verdict.to_json()) == {"over-admission": 1}
+    assert kinds(verdict) == {"over-admission": 1}
     assert verdict.violations[0].witnesses[0].span == (0, 20)
 
 
@@ -47,12 +47,12 @@ def test_errors_are_ignored_and_keys_counted_apart() -> None:
 
 def test_many_excess_admissions_are_all_counted() -> None:
     verdict = check(points(1, 1, 1, 1, 1, 15, 15, 15), POLICY)
-    assert kinds(verdict.to_json()) == {"over-admission": 4}
+    assert kinds(verdict) == {"over-admission": 4}
 
 
 def test_a_rejection_with_room_left_is_wrongful() -> None:
     verdict = check([*points(1), op(2, 2.1, "rejected")], POLICY)
-    assert kinds(verdict.to_json()) == {"wrongful-rejection": 1}
+    assert kinds(verdict) == {"wrongful-rejection": 1}
 
 
 def test_a_rejection_at_the_limit_is_rightful() -> None:
@@ -70,5 +70,5 @@ def test_a_rejection_straddling_the_boundary_may_belong_to_the_full_window() -> 
 
 def test_immortal_keys_come_from_the_snapshot() -> None:
     verdict = check(points(1), POLICY, ttls={"ratelimit:{a}": -1, "ratelimit:{b}": 3.0})
-    assert kinds(verdict.to_json()) == {"immortal-key": 1}
+    assert kinds(verdict) == {"immortal-key": 1}
     assert verdict.violations[0].witnesses[0].key == "ratelimit:{a}"
