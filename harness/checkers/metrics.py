@@ -13,10 +13,10 @@ PERCENTILES = (50, 90, 99, 99.9)
 
 
 def describe(history: Sequence[Operation]) -> dict[str, Any]:
-    outcomes = Counter(str(op.outcome) for op in history)
-    latencies = sorted(op.latency for op in history if op.latency is not None)
+    outcomes = Counter(op.outcome for op in history)
+    latencies = sorted([op.complete - op.invoke for op in history if op.complete is not None])
     return {
-        "outcomes": dict(sorted(outcomes.items())),
+        "outcomes": {str(outcome): count for outcome, count in sorted(outcomes.items())},
         "keys": len({op.key for op in history}),
         "processes": len({op.process for op in history}),
         "latency_ms": {f"p{p:g}": _percentile(latencies, p) * 1000 for p in PERCENTILES}
