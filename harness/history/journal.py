@@ -1,0 +1,97 @@
+"""A process's journal: what one Recorder appends as it goes, one JSON object a line.
+
+    {"event": "invoke", "op": 7, "process": "app-3", "key": "user-1", "time": 1700000000.25}
+    {"event": "complete", "op": 7, "time": 1700000000.2513, "outcome": "allowed", "now": null}
+
+``op`` numbers the operations of one journal. The invoke record is written before the operation
+runs, the complete record once it has ended; ``time`` is seconds on the clock every process
+shares, ``now`` the instant the limiter believed it was (or null).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+from harness.history import fields
+from harness.history.errors import InvalidRecord
+from harness.history.operation import Outcome
+
+_INVOKE_FIELDS = ("event", "op", "process", "key", "time")
+_COMPLETE_FIELDS = ("event", "op", "time", "outcome")
+_INF = math.inf
+
+
+class Invoked(NamedTuple):
+    op: int
+    process: str
+    key: str
+    time: float
+
+
+class Completed(NamedTuple):
+    op: int
+    time: float
+    outcome: Outcome
+    now: float | None
+
+
+def invoke_line(op: int, process_json: str, key_json: str, time: float) -> bytes:
+    """The invoke record; ``process_json`` and ``key_json`` are the strings already in JSON
+    (``json.dumps``), ``time`` a finite float."""
+    return (
+        f'{{"event": "invoke", "op": {op}, "process": {process_json}, "key": {key_json}, '
+        f'"time": {time!r}}}\n'
+    ).encode()
+
+
+def complete_line(op: int, time: float, outcome_json: str, now: float | None) -> bytes:
+    """The complete record; ``outcome_json`` is the outcome already in JSON, ``time`` and
+    ``now`` finite floats (``now`` may be None)."""
+    return (
+        f'{{"event": "complete", "op": {op}, "time": {time!r}, "outcome": {outcome_json}, '
+        f'"now": {"null" if now is None else repr(now)}}}\n'
+    ).encode()
+
+
+def event_from_record(record: object) -> Invoked | Completed:
+    """The event one decoded journal line holds. Raises InvalidRecord saying what is wrong."""
+    if type(record) is dict:  # the usual records, valid as they are; the rest go to _checked
+        event, op, time = record.get("event"), record.get("op"), record.get("time")
+        if type(op) is int and type(time) is float and -_INF < time < _INF:
+            if event == "invoke" and len(record) == 5:
+                process, key = record.get("process"), record.get("key")
+                if type(process) is str and type(key) is str:
+                    return Invoked(op, process, key, time)
+            elif event == "complete" and len(record) == 4 + ("now" in record):
+                outcome, now = record.get("outcome"), record.get("now")
+                if (
+                    type(outcome) is str
+                    and outcome in fields.OUTCOMES
+                    and (now is None or (type(now) is float and -_INF < now < _INF))
+                ):
+                    return Completed(op, time, fields.OUTCOMES[outcome], now)
+    return _checked(record)
+
+
+def _checked(record: object) -> Invoked | Completed:
+    """The event of a record that is not one of the usual, or InvalidRecord saying why not."""
+    event = record.get("event") if isinstance(record, dict) else None
+    if event == "invoke":
+        checked = fields.fields_of(record, _INVOKE_FIELDS)
+        return Invoked(
+            fields.integer(checked, "op"),
+            fields.string(checked, "process"),
+            fields.string(checked, "key"),
+            fields.seconds(checked, "time"),
+        )
+    if event == "complete":
+        checked = fields.fields_of(record, _COMPLETE_FIELDS, ("now",))
+        return Completed(
+            fields.integer(checked, "op"),
+            fields.seconds(checked, "time"),
+            fields.outcome(checked),
+            fields.seconds_or_null(checked, "now"),
+        )
+    checked = fields.fields_of(record, ("event",), (*_INVOKE_FIELDS, *_COMPLETE_FIELDS, "now"))
+    raise InvalidRecord(f"unknown event {checked['event']!r} (expected invoke or complete)")

@@ -1,0 +1,158 @@
+"""The history interchange file: JSON Lines, one operation a line, as the checkers read it.
+
+    {"process": "app-3", "key": "user-1", "invoke": 1700000000.25, "complete": 1700000000.2513, "outcome": "allowed", "now": 1700000000.2507}
+
+``process`` and ``key`` are strings (a process given as an integer is read as its decimal
+string); ``invoke``, ``complete`` and the optional ``now`` are seconds; ``complete`` is null for
+an operation that never completed, whose outcome must then be ``unknown``, and is never before
+``invoke``. No other field is allowed. Blank lines are skipped.
+"""  # noqa: E501
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from harness.history import fields
+from harness.history.errors import InvalidRecord
+from harness.history.operation import Operation, Outcome
+from harness.history.records import collector_paused, read_batches
+
+_REQUIRED = ("process", "key", "invoke", "complete", "outcome")
+_QUOTED = {outcome: json.dumps(outcome.value) for outcome in Outcome}
+_INF = math.inf
+_UNKNOWN = Outcome.UNKNOWN
+
+
+def read_history(path: str | os.PathLike[str]) -> list[Operation]:
+    """Every operation of the history file ``path``, in file order. Raises HistoryError."""
+    with collector_paused():
+        return [op for _, batch in read_batches(path, operation_from_record) for op in batch]
+
+
+def iter_history(path: str | os.PathLike[str]) -> Iterator[Operation]:
+    """The operations of ``path`` one at a time, in file order. Raises HistoryError at the first
+    bad line, having yielded some (not necessarily all) of the operations before it."""
+    for _, batch in read_batches(path, operation_from_record):
+        yield from batch
+
+
+def write_history(path: str | os.PathLike[str], operations: Iterable[Operation]) -> None:
+    """Write ``operations`` to ``path``, one line each, replacing the file only once all are
+    written. Raises ValueError for an operation ``read_history`` would reject (the file is then
+    left as it was)."""
+    partial = f"{os.fspath(path)}.partial"
+    try:
+        with open(partial, "w", encoding="utf-8") as file:
+            file.writelines(map(format_operation, operations))
+        os.replace(partial, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(partial)
+        raise
+
+
+def format_operation(operation: Operation) -> str:
+    """One line of the interchange file, newline included. Raises ValueError for an operation
+    ``read_history`` would reject."""
+    values = (
+        operation.process,
+        operation.key,
+        operation.invoke,
+        operation.complete,
+        operation.outcome,
+        operation.now,
+    )
+    process, key, invoke, complete, outcome, now = (
+        values if _usual(values) else _writable(operation)
+    )
+    return (
+        f'{{"process": {json.dumps(process)}, "key": {json.dumps(key)}, "invoke": {invoke!r}, '
+        f'"complete": {"null" if complete is None else repr(complete)}, '
+        f'"outcome": {_QUOTED[outcome]}, "now": {"null" if now is None else repr(now)}}}\n'
+    )
+
+
+def operation_from_record(record: object) -> Operation:
+    """The Operation one decoded line holds. Raises InvalidRecord saying what is wrong."""
+    if type(record) is dict:
+        try:
+            process = record["process"]
+            key = record["key"]
+            invoke = record["invoke"]
+            complete = record["complete"]
+            outcome = fields.OUTCOMES[record["outcome"]]
+        except (KeyError, TypeError):  # a field missing; an outcome unknown, or not a string
+            pass
+        else:
+            values = (process, key, invoke, complete, outcome, record.get("now"))
+            if len(record) == 5 + ("now" in record) and _usual(values):
+                return Operation(*values)
+    return _checked(record)
+
+
+def _usual(values: tuple[Any, ...]) -> bool:
+    """Whether ``(process, key, invoke, complete, outcome, now)`` are valid as they are: strings,
+    finite floats in order, an Outcome. Nearly every operation's are."""
+    process, key, invoke, complete, outcome, now = values
+    return (
+        type(process) is str
+        and type(key) is str
+        and type(invoke) is float
+        and type(outcome) is Outcome
+        and (now is None or (type(now) is float and -_INF < now < _INF))
+        and (
+            (type(complete) is float and -_INF < invoke <= complete < _INF)
+            or (complete is None and outcome is _UNKNOWN and -_INF < invoke < _INF)
+        )
+    )
+
+
+def _checked(record: object) -> Operation:
+    """The operation of a record that is not ``_usual``, or InvalidRecord saying why not."""
+    checked = fields.fields_of(record, _REQUIRED, ("now",))
+    process = checked["process"]
+    if type(process) is int:
+        process = str(process)
+    elif type(process) is not str:
+        got = fields.json_type(process)
+        raise InvalidRecord(f"wrong type: 'process' must be a string or an integer, got {got}")
+    key = fields.string(checked, "key")
+    invoke = fields.seconds(checked, "invoke")
+    complete = fields.seconds_or_null(checked, "complete")
+    outcome = fields.outcome(checked)
+    now = fields.seconds_or_null(checked, "now")
+    problem = fields.timing_problem(invoke, complete, outcome)
+    if problem:
+        raise InvalidRecord(problem)
+    return Operation(process, key, invoke, complete, outcome, now)
+
+
+def _writable(
+    operation: Operation,
+) -> tuple[str, str, float, float | None, Outcome, float | None]:
+    """The fields of an operation that is not ``_usual`` as plain str, float and Outcome, or
+    ValueError saying why it cannot be written."""
+    try:
+        if not isinstance(operation.process, str) or not isinstance(operation.key, str):
+            raise ValueError("process and key must be strings")
+        invoke = _finite(operation.invoke)
+        complete = None if operation.complete is None else _finite(operation.complete)
+        now = None if operation.now is None else _finite(operation.now)
+        outcome = Outcome(operation.outcome)
+        problem = fields.timing_problem(invoke, complete, outcome)
+        if problem:
+            raise ValueError(problem)
+    except ValueError as error:
+        raise ValueError(f"cannot write {operation!r}: {error}") from None
+    return str(operation.process), str(operation.key), invoke, complete, outcome, now
+
+
+def _finite(value: object) -> float:
+    if isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value):
+        return float(value)
+    raise ValueError(f"{value!r} is not a finite number of seconds")
