@@ -6,6 +6,7 @@ Exit codes: 0 success, 1 the command's check failed, 2 bad input or an unusable 
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 import sys
 import time
@@ -14,6 +15,9 @@ from collections.abc import Sequence
 import redis
 
 from harness import listing
+from harness.checkers import check
+from harness.history.jsonl import read_history
+from harness.history.snapshot import read_snapshot
 from harness.provision import Unavailable, provision
 from harness.provision.doctor import diagnose
 from limiters import CATALOGUE, Policy, PolicyError, resolve
@@ -60,6 +64,15 @@ def parser() -> argparse.ArgumentParser:
         help="how to start a Redis when no URL is given (default: auto)",
     )
     probe.set_defaults(run=run_probe)
+
+    judge = commands.add_parser("check", help="judge a recorded history against a policy")
+    judge.add_argument("history", help="JSON Lines history (see README, Histories)")
+    judge.add_argument(
+        "--policy", required=True, help="policy spec, e.g. fixed-window:limit=5,window=2"
+    )
+    judge.add_argument("--keys", help="JSON Lines snapshot of the keys left in Redis, with TTLs")
+    judge.add_argument("--json", dest="json_out", help="also write the verdict as JSON here")
+    judge.set_defaults(run=run_check)
     return top
 
 
@@ -89,3 +102,15 @@ def run_probe(args: argparse.Namespace) -> int:
                 time.sleep(args.interval)
         print(listing.decisions(results))
     return 0
+
+
+def run_check(args: argparse.Namespace) -> int:
+    policy = Policy.parse(args.policy)
+    history = read_history(args.history)
+    ttls = read_snapshot(args.keys) if args.keys else None
+    found = check(history, policy, ttls)
+    print(listing.verdict(found))
+    if args.json_out:
+        with open(args.json_out, "w", encoding="utf-8") as out:
+            json.dump(found.to_json(), out, indent=1)
+    return 0 if found.valid else 1

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from harness.checkers import Verdict
 from harness.provision.doctor import Finding
 from limiters import CATALOGUE, Decision
 
@@ -54,3 +55,34 @@ def decisions(rows: Iterable[tuple[int, Decision]]) -> str:
             for n, d in rows
         ],
     )
+
+
+def verdict(found: Verdict, *, witnesses: int = 3) -> str:
+    """The verdict as a table of violation kinds, a few witnesses each, and the metrics."""
+    rows = [(v.kind, str(v.count), v.witnesses[0].detail) for v in found.violations]
+    lines = [
+        f"{found.operations} operations checked against {found.policy}: "
+        + ("VALID" if found.valid else "VIOLATIONS FOUND"),
+        "",
+        table(("violation", "count", "first witness"), rows) if rows else "no violations",
+    ]
+    for violation in found.violations:
+        lines.append(f"\n{violation.kind}:")
+        for witness in violation.witnesses[:witnesses]:
+            lines.append(
+                f"  {witness.key} {witness.span[0]:.6f}..{witness.span[1]:.6f}: "
+                f"{witness.detail} (processes {', '.join(witness.processes) or '-'})"
+            )
+        if len(violation.witnesses) > witnesses:
+            lines.append(f"  ... and {len(violation.witnesses) - witnesses} more")
+    if found.inconclusive:
+        lines.append(f"\nundecided ({len(found.inconclusive)} spans, not counted as violations):")
+        lines += [
+            f"  {w.key} {w.span[0]:.6f}..{w.span[1]:.6f}: {w.detail}"
+            for w in found.inconclusive[:witnesses]
+        ]
+    latency = found.metrics.get("latency_ms", {})
+    outcomes = ", ".join(f"{k} {v}" for k, v in found.metrics.get("outcomes", {}).items())
+    lines.append(f"\noutcomes: {outcomes or 'none'}")
+    lines.append("latency ms: " + ", ".join(f"{k} {v:.3f}" for k, v in latency.items()))
+    return "\n".join(lines)
