@@ -5,7 +5,8 @@
 ``process`` and ``key`` are strings (a process given as an integer is read as its decimal
 string); ``invoke``, ``complete`` and the optional ``now`` are seconds; ``complete`` is null for
 an operation that never completed, whose outcome must then be ``unknown``, and is never before
-``invoke``. No other field is allowed. Blank lines are skipped.
+``invoke``. The optional ``keys`` lists the Redis keys the operation touched, where the driver
+saw them. No other field is allowed. Blank lines are skipped.
 """  # noqa: E501
 
 from __future__ import annotations
@@ -70,10 +71,12 @@ def format_operation(operation: Operation) -> str:
     process, key, invoke, complete, outcome, now = (
         values if _usual(values) else _writable(operation)
     )
+    touched = f', "keys": {json.dumps(list(operation.keys))}' if operation.keys else ""
     return (
         f'{{"process": {json.dumps(process)}, "key": {json.dumps(key)}, "invoke": {invoke!r}, '
         f'"complete": {"null" if complete is None else repr(complete)}, '
-        f'"outcome": {_QUOTED[outcome]}, "now": {"null" if now is None else repr(now)}}}\n'
+        f'"outcome": {_QUOTED[outcome]}, "now": {"null" if now is None else repr(now)}'
+        f"{touched}}}\n"
     )
 
 
@@ -114,7 +117,7 @@ def _usual(values: tuple[Any, ...]) -> bool:
 
 def _checked(record: object) -> Operation:
     """The operation of a record that is not ``_usual``, or InvalidRecord saying why not."""
-    checked = fields.fields_of(record, _REQUIRED, ("now",))
+    checked = fields.fields_of(record, _REQUIRED, ("now", "keys"))
     process = checked["process"]
     if type(process) is int:
         process = str(process)
@@ -126,10 +129,13 @@ def _checked(record: object) -> Operation:
     complete = fields.seconds_or_null(checked, "complete")
     outcome = fields.outcome(checked)
     now = fields.seconds_or_null(checked, "now")
+    touched = checked.get("keys", [])
+    if type(touched) is not list or not all(type(k) is str for k in touched):
+        raise InvalidRecord("wrong type: 'keys' must be a list of strings")
     problem = fields.timing_problem(invoke, complete, outcome)
     if problem:
         raise InvalidRecord(problem)
-    return Operation(process, key, invoke, complete, outcome, now)
+    return Operation(process, key, invoke, complete, outcome, now, tuple(touched))
 
 
 def _writable(

@@ -72,3 +72,17 @@ def test_immortal_keys_come_from_the_snapshot() -> None:
     verdict = check(points(1), POLICY, ttls={"ratelimit:{a}": -1, "ratelimit:{b}": 3.0})
     assert kinds(verdict) == {"immortal-key": 1}
     assert verdict.violations[0].witnesses[0].key == "ratelimit:{a}"
+
+
+def test_a_key_used_by_two_identities_is_a_collision() -> None:
+    history = [
+        op(1, key="user:1")._replace(keys=("rl:user1",)),
+        op(2, key="user:12")._replace(keys=("rl:user12",)),
+        op(3, key="user:1")._replace(keys=("rl:user123",)),
+        op(4, key="user:12")._replace(keys=("rl:user123",)),
+    ]
+    verdict = check(history, POLICY)
+    assert kinds(verdict) == {"collision": 1}
+    witness = verdict.violations[0].witnesses[0]
+    assert witness.key == "rl:user123"
+    assert "user:1, user:12" in witness.detail

@@ -27,6 +27,7 @@ OPERATIONS = [
     Operation("app-1", 'quote " and \\ and \n é ☃', 1.0, 3.5, Outcome.ERROR),
     Operation("app-3", "user-2", 2.0, None, U),
     Operation("app-3", "user-2", 2.0, 2.75, U, -1.5),
+    Operation("app-4", "user-3", 3.0, 3.25, A, None, ("rl:{user-3}", "rl:{user-3}:7")),
 ]
 GOOD = '{"process": "p", "key": "k", "invoke": 1.0, "complete": 2.0, "outcome": "allowed"}'
 
@@ -47,6 +48,9 @@ def test_the_written_line_is_the_documented_format() -> None:
     )
     assert format_operation(OPERATIONS[3]).endswith(
         '"complete": null, "outcome": "unknown", "now": null}\n'
+    )
+    assert format_operation(OPERATIONS[5]).endswith(
+        '"now": null, "keys": ["rl:{user-3}", "rl:{user-3}:7"]}\n'
     )
 
 
@@ -108,7 +112,8 @@ def test_accepts_an_integer_process_integer_times_and_blank_lines(tmp_path: Path
         ("[1, 2]", "expected a JSON object, got an array"),
         ('"text"', "expected a JSON object, got a string"),
         (GOOD.replace(', "complete": 2.0', ""), "missing field 'complete'"),
-        (GOOD.replace('"key"', '"keys"'), "unknown field 'keys'"),
+        (GOOD.replace('"key"', '"keys"'), "missing field 'key'"),
+        (GOOD.replace("}", ', "keys": "rl:{k}"}'), "wrong type: 'keys' must be a list of strings"),
         (GOOD.replace("}", ', "latency": 1.0}'), "unknown field 'latency'"),
         (GOOD.replace('"p"', "true"), "wrong type: 'process' must be a string or an integer"),
         (GOOD.replace('"p"', "1.5"), "wrong type: 'process' must be a string or an integer"),

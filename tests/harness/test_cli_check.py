@@ -1,0 +1,78 @@
+"""python -m harness check: the verdict, its JSON, and exit codes 0, 1 and 2."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from harness.history import Operation, Outcome
+from harness.history.jsonl import write_history
+from harness.history.snapshot import write_snapshot
+from tests.harness.test_cli import harness
+
+POLICY = "fixed-window:limit=2,window=10"
+GOOD_LINE = '{"process": "p", "key": "k", "invoke": 1.0, "complete": 2.0, "outcome": "allowed"}\n'
+
+
+def history(path: Path, *instants: float) -> Path:
+    ops = [
+        Operation(f"app-{i}", "user:1", t, t + 0.01, Outcome.ALLOWED)
+        for i, t in enumerate(instants)
+    ]
+    write_history(path, ops)
+    return path
+
+
+def test_a_valid_history_exits_0(tmp_path: Path) -> None:
+    result = harness("check", str(history(tmp_path / "h.jsonl", 1, 2, 11)), "--policy", POLICY)
+    assert result.returncode == 0, result.stderr
+    assert "VALID" in result.stdout
+
+
+def test_violations_exit_1_and_the_json_names_them(tmp_path: Path) -> None:
+    out = tmp_path / "verdict.json"
+    snapshot = tmp_path / "keys.jsonl"
+    write_snapshot(snapshot, {"ratelimit:{user:1}:0": -1.0})
+    args = ["--policy", POLICY, "--keys", str(snapshot), "--json", str(out)]
+    result = harness("check", str(history(tmp_path / "h.jsonl", 1, 2, 3)), *args)
+    assert result.returncode == 1
+    assert "over-admission" in result.stdout
+    verdict = json.loads(out.read_text())
+    assert verdict["valid"] is False
+    counts = {v["kind"]: v["count"] for v in verdict["violations"]}
+    assert counts == {"over-admission": 1, "immortal-key": 1}
+    witness = verdict["violations"][0]["witnesses"][0]
+    assert witness["span"] == [0, 10]
+    assert witness["processes"] == ["app-0", "app-1", "app-2"]
+
+
+@pytest.mark.parametrize(
+    ("content", "policy", "reason"),
+    [
+        (
+            GOOD_LINE + "{oops\n",
+            POLICY,
+            "h.jsonl:2: invalid JSON",
+        ),
+        ("", "fixed-windows:limit=2,window=1", "unknown policy kind 'fixed-windows'"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(
+    tmp_path: Path, content: str, policy: str, reason: str
+) -> None:
+    path = tmp_path / "h.jsonl"
+    path.write_text(content)
+    result = harness("check", str(path), "--policy", policy)
+    assert result.returncode == 2
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("error: ")
+    assert reason in line
+
+
+def test_a_missing_file_exits_2(tmp_path: Path) -> None:
+    result = harness("check", str(tmp_path / "absent.jsonl"), "--policy", POLICY)
+    assert result.returncode == 2
+    assert "absent.jsonl" in result.stderr
+    assert "Traceback" not in result.stderr
