@@ -16,6 +16,7 @@ from bisect import bisect_left, bisect_right
 
 from harness.checkers.counting import Placeable
 from harness.checkers.placement import SLACK, Findings
+from harness.checkers.rejections import wrongful
 from harness.checkers.timeline import Timeline, end, window_params
 from harness.checkers.verdict import Witness
 from harness.history import Operation
@@ -92,23 +93,19 @@ def _witness(
 
 
 def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
-    """A rejection is wrongful when, wherever it and the others fall, its window still had
-    room: even counting every unknown operation, fewer than ``limit`` admissions can sit in its
-    window up to its own instant."""
+    """Wrongful: wherever the rejection and the others fall, fewer than ``limit`` admissions
+    (unknown ones counted) can sit in its window up to its own instant."""
     limit, window = window_params(policy)
     placeable = Placeable(line.maybe)
-    found = []
-    for op in line.rejected:
-        assert op.complete is not None
+
+    def most_used(op: Operation) -> float:
+        end = op.complete or op.invoke
         most = 0
-        for k in range(math.floor(op.invoke / window), math.floor(op.complete / window) + 1):
-            window_end = (k + 1) * window
-            if op.complete < window_end:
-                most = max(most, placeable.within(k * window, op.complete))
+        for k in range(math.floor(op.invoke / window), math.floor(end / window) + 1):
+            if end < (k + 1) * window:
+                most = max(most, placeable.within(k * window, end))
             else:
-                most = max(most, placeable.within(k * window, window_end, until_open=True))
-        if most < limit:
-            detail = f"rejected with at most {most} of {limit} admitted in its window"
-            k = math.floor(op.invoke / window)
-            found.append(Witness(line.key, (k * window, (k + 1) * window), [op], detail))
-    return found
+                most = max(most, placeable.within(k * window, (k + 1) * window, until_open=True))
+        return most
+
+    return wrongful(line, most_used, limit, "admissions in its window")

@@ -14,8 +14,10 @@ from bisect import bisect_right
 
 from harness.checkers import token_bucket
 from harness.checkers.placement import Findings
+from harness.checkers.rejections import wrongful
 from harness.checkers.timeline import Timeline, bucket_params, end
 from harness.checkers.verdict import Witness
+from harness.history import Operation
 from limiters.policy import Policy
 
 
@@ -42,13 +44,12 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     capacity, _ = bucket_params(policy)
     accepted = sorted(op.now for op in line.maybe if op.now is not None)
     departures = sorted(end(op) for op in line.maybe if op.now is not None)
-    found = []
-    for op in line.rejected:
-        assert op.complete is not None
-        later = accepted[bisect_right(accepted, op.invoke) : bisect_right(accepted, op.complete)]
-        instants = [op.invoke, *later]
-        most = max(bisect_right(accepted, t) - bisect_right(departures, t) for t in instants)
-        if most < capacity:
-            detail = f"rejected with at most {most} of {capacity} places taken in the queue"
-            found.append(Witness(line.key, (op.invoke, op.complete), [op], detail))
-    return found
+
+    def most_used(op: Operation) -> float:
+        done = op.complete or op.invoke
+        later = accepted[bisect_right(accepted, op.invoke) : bisect_right(accepted, done)]
+        return max(
+            bisect_right(accepted, t) - bisect_right(departures, t) for t in [op.invoke, *later]
+        )
+
+    return wrongful(line, most_used, capacity, "places in the queue")

@@ -15,6 +15,7 @@ from typing import Any
 
 from harness.checkers import fixed_window
 from harness.checkers.counting import Placeable
+from harness.checkers.rejections import wrongful
 from harness.checkers.timeline import Timeline, window_params
 from harness.checkers.verdict import Witness
 from harness.history import Operation, Outcome
@@ -30,23 +31,21 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     window's with its weight."""
     limit, window = window_params(policy)
     placeable = Placeable(line.maybe)
-    found = []
-    for op in line.rejected:
-        assert op.complete is not None
+
+    def most_used(op: Operation) -> float:
+        end = op.complete or op.invoke
+        instants = [op.invoke, *placeable.invoked_between(op.invoke, end)]
+        boundaries = range(math.floor(op.invoke / window) + 1, math.floor(end / window) + 1)
         highest = 0.0
-        instants = [op.invoke, *placeable.invoked_between(op.invoke, op.complete)]
-        boundaries = range(math.floor(op.invoke / window) + 1, math.floor(op.complete / window) + 1)
-        instants += [k * window for k in boundaries]
-        for t in instants:
+        for t in [*instants, *(k * window for k in boundaries)]:
             start = math.floor(t / window) * window
             current = placeable.within(start, t)
             # completed in [start - window, start): certainly not current, maybe previous
             previous_only = placeable.within(start - window, t) - current
             highest = max(highest, current + previous_only * (1 - (t - start) / window))
-        if highest < limit:
-            detail = f"rejected with an estimate of at most {highest:.3f} against {limit}"
-            found.append(Witness(line.key, (op.invoke, op.complete), [op], detail))
-    return found
+        return highest
+
+    return wrongful(line, most_used, limit, "of the estimate")
 
 
 def accuracy(operations: Sequence[Operation], policy: Policy) -> dict[str, Any]:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from harness.checkers.counting import Placeable
 from harness.checkers.placement import Findings, check_placement
+from harness.checkers.rejections import wrongful
 from harness.checkers.rules import SlidingWindow
 from harness.checkers.timeline import Timeline, window_params
 from harness.checkers.verdict import Witness
+from harness.history import Operation
 from limiters.policy import Policy
 
 
@@ -17,16 +19,13 @@ def over_admissions(line: Timeline, policy: Policy) -> Findings:
 
 
 def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
-    """Wrongful: at every instant the rejection may have happened at, fewer than ``limit``
-    admissions (unknown ones counted) can lie in the window (instant - window, instant]."""
+    """Wrongful: at every instant t the rejection may have happened at, fewer than ``limit``
+    admissions (unknown ones counted) can lie in the window (t - window, t]."""
     limit, window = window_params(policy)
     placeable = Placeable(line.maybe)
-    found = []
-    for op in line.rejected:
-        assert op.complete is not None
-        instants = [op.invoke, *placeable.invoked_between(op.invoke, op.complete)]
-        most = max(placeable.within(t - window, t, since_open=True) for t in instants)
-        if most < limit:
-            detail = f"rejected with at most {most} of {limit} admitted in the {window:g} s before"
-            found.append(Witness(line.key, (op.invoke - window, op.complete), [op], detail))
-    return found
+
+    def most_used(op: Operation) -> float:
+        instants = [op.invoke, *placeable.invoked_between(op.invoke, op.complete or op.invoke)]
+        return max(placeable.within(t - window, t, since_open=True) for t in instants)
+
+    return wrongful(line, most_used, limit, "admissions in the window before it")

@@ -8,9 +8,11 @@ from itertools import accumulate
 
 from harness.checkers.counting import Placeable
 from harness.checkers.placement import SLACK, Findings, check_placement
+from harness.checkers.rejections import wrongful
 from harness.checkers.rules import TokenBucket
 from harness.checkers.timeline import Timeline, bucket_params
 from harness.checkers.verdict import Witness
+from harness.history import Operation
 from limiters.policy import Policy
 
 
@@ -24,7 +26,8 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     """Wrongful: at every instant t the rejection may have happened at, the bucket held a
     token under every placement. The bucket at t is short of one iff some span [s, t] can hold
     more than capacity - 1 + rate * (t - s) admissions; with P(t) those invoked by t and Q(s)
-    those completed before s, that is P(t) - rate * t + max over s <= t of (rate * s - Q(s))."""
+    those completed before s, the most used is P(t) - rate * t + max over s <= t of
+    (rate * s - Q(s))."""
     capacity, rate = bucket_params(policy)
     placeable = Placeable(line.maybe)
     ends = placeable.ends
@@ -32,19 +35,16 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     best_since = list(
         accumulate((rate * e - bisect_left(ends, e) for e in ends), max, initial=float("-inf"))
     )[1:]
-    found = []
-    for op in line.rejected:
-        assert op.complete is not None
-        shortest = float("inf")
-        for t in [op.invoke, *placeable.invoked_between(op.invoke, op.complete)]:
+
+    def most_used(op: Operation) -> float:
+        most = float("-inf")
+        for t in [op.invoke, *placeable.invoked_between(op.invoke, op.complete or op.invoke)]:
             since = rate * t - bisect_left(ends, t)
             completed = bisect_right(ends, t)
             if completed:
                 since = max(since, best_since[completed - 1])
-            admitted = bisect_right(placeable.starts, t)
-            tokens = capacity - (admitted - rate * t + since)
-            shortest = min(shortest, tokens)
-        if shortest >= 1 + SLACK * rate:  # float noise excuses, never accuses
-            detail = f"rejected while the bucket held at least {shortest:.3f} tokens"
-            found.append(Witness(line.key, (op.invoke, op.complete), [op], detail))
-    return found
+            most = max(most, bisect_right(placeable.starts, t) - rate * t + since)
+        return most
+
+    # float noise excuses, never accuses
+    return wrongful(line, most_used, capacity - 1 - SLACK * rate, "tokens")
