@@ -1,8 +1,10 @@
-"""A clock tests move by hand, and a way to make Redis feel the same time pass."""
+"""A clock tests move by hand; ``advance`` makes Redis feel the same time pass."""
 
 from __future__ import annotations
 
 from typing import Any
+
+from harness.explorer.keys import age
 
 START = 1_699_999_200.0  # a multiple of 3600 s, so of every window the tests use
 
@@ -18,20 +20,6 @@ class ManualClock:
         self.now += seconds
 
 
-def age_keys(client: Any, seconds: float) -> None:
-    """Shorten every key's TTL by ``seconds``, deleting those whose TTL runs out: what Redis
-    would have done had that much real time passed."""
-    elapsed_ms = round(seconds * 1000)
-    for key in client.scan_iter(count=1000):
-        ttl = client.pttl(key)
-        if ttl < 0:
-            continue
-        if ttl <= elapsed_ms:
-            client.delete(key)
-        else:
-            client.pexpire(key, ttl - elapsed_ms)
-
-
 def advance(clock: ManualClock, client: Any, seconds: float) -> None:
     clock.advance(seconds)
-    age_keys(client, seconds)
+    age(client, seconds)

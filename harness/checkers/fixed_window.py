@@ -15,7 +15,7 @@ import math
 from bisect import bisect_left, bisect_right
 
 from harness.checkers.counting import Placeable
-from harness.checkers.placement import SLACK, Findings
+from harness.checkers.placement import Findings
 from harness.checkers.rejections import wrongful
 from harness.checkers.timeline import Timeline, end, window_params
 from harness.checkers.verdict import Witness
@@ -26,7 +26,7 @@ from limiters.policy import Policy
 def over_admissions(line: Timeline, policy: Policy) -> Findings:
     limit, window = window_params(policy)
     spans = sorted(
-        (math.floor((op.invoke - SLACK) / window), math.floor((end(op) + SLACK) / window), index)
+        (math.floor(op.invoke / window), math.floor(end(op) / window), index)
         for index, op in enumerate(line.admitted)
     )
     dropped: list[int] = []
@@ -55,8 +55,8 @@ def _witnesses(
     firsts = [first for first, _, _ in spans]
     for index in dropped:
         op = line.admitted[index]
-        last = math.floor((end(op) + SLACK) / window)
-        start = math.floor((op.invoke - SLACK) / window)
+        last = math.floor(end(op) / window)
+        start = math.floor(op.invoke / window)
         while True:
             inside = [
                 line.admitted[i]
@@ -85,9 +85,9 @@ def _witness(
 ) -> Witness:
     windows = last - start + 1
     room = limit * windows
-    where = f"window [{start * window:g}, {(last + 1) * window:g})"
+    where = f"window [{start * window:.3f}, {(last + 1) * window:.3f})"
     if windows > 1:
-        where = f"{windows} windows [{start * window:g}, {(last + 1) * window:g})"
+        where = f"{windows} windows [{start * window:.3f}, {(last + 1) * window:.3f})"
     detail = f"{len(inside)} admissions can only fall in {where}, which has room for {room}"
     return Witness(key, (start * window, (last + 1) * window), inside, detail)
 

@@ -1,0 +1,55 @@
+"""What a schedule is made of: the steps of the instances and the nemesis' faults."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Step:
+    """Instance ``instance`` goes on: starts a request for ``identity`` if it is idle, else
+    sends the command it is waiting to send."""
+
+    instance: int
+    identity: str
+
+
+@dataclass(frozen=True)
+class Advance:
+    """Time passes for everyone; keys whose TTL runs out expire now."""
+
+    seconds: float
+
+
+@dataclass(frozen=True)
+class Crash:
+    """The instance dies: the command it was about to send never reaches Redis."""
+
+    instance: int
+
+
+@dataclass(frozen=True)
+class Skew:
+    """The instance's clock jumps by ``seconds`` (and stays off by that much)."""
+
+    instance: int
+    seconds: float
+
+
+Action = Step | Advance | Crash | Skew
+NEMESES = {Advance: "time passes", Crash: "crash", Skew: "clock skew"}
+
+
+def to_json(action: Action) -> dict[str, object]:
+    return {"action": type(action).__name__.lower(), **vars(action)}
+
+
+def from_json(record: dict[str, object]) -> Action:
+    kinds: dict[str, type[Action]] = {
+        "step": Step,
+        "advance": Advance,
+        "crash": Crash,
+        "skew": Skew,
+    }
+    fields = {k: v for k, v in record.items() if k != "action"}
+    return kinds[str(record["action"])](**fields)  # type: ignore[arg-type]

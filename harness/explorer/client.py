@@ -1,0 +1,66 @@
+"""A redis-py client whose every round trip is a scheduling point of the explorer.
+
+Each command waits for its turn, then runs as usual, and its reply is written to the trace.
+Pipelined commands are separate points, as they are on the server; a MULTI/EXEC block is one
+point (Redis runs it atomically), and so is a script (EVAL/EVALSHA).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any, cast
+
+import redis
+from redis.client import Pipeline
+
+Point = Callable[[tuple[Any, ...]], None]
+Log = Callable[[tuple[Any, ...], Any], None]
+
+
+class ScheduledRedis(redis.Redis):
+    point: Point
+    log: Log
+
+    @classmethod
+    def connect(cls, url: str, point: Point, log: Log) -> ScheduledRedis:
+        client = cast(ScheduledRedis, cls.from_url(url))
+        client.point, client.log = point, log
+        return client
+
+    def execute_command(self, *args: Any, **options: Any) -> Any:
+        self.point(args)
+        try:
+            reply = super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        except redis.ResponseError as error:
+            self.log(args, error)
+            raise
+        self.log(args, reply)
+        return reply
+
+    def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Pipeline:
+        return ScheduledPipeline(self, transaction, shard_hint)
+
+
+class ScheduledPipeline(Pipeline):
+    def __init__(self, parent: ScheduledRedis, transaction: bool, shard_hint: Any) -> None:
+        super().__init__(parent.connection_pool, parent.response_callbacks, transaction, shard_hint)
+        self.parent = parent
+        self.atomic = transaction
+
+    def immediate_execute_command(self, *args: Any, **options: Any) -> Any:
+        """WATCH and the reads before MULTI run at once: each is a point."""
+        self.parent.point(args)
+        reply = super().immediate_execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        self.parent.log(args, reply)
+        return reply
+
+    def execute(self, raise_on_error: bool = True) -> list[Any]:
+        stack = [(args, options) for args, options in self.command_stack]
+        if self.atomic or self.explicit_transaction:
+            block = ("MULTI", *(" ".join(map(str, args)) for args, _ in stack), "EXEC")
+            self.parent.point(block)
+            replies = super().execute(raise_on_error)
+            self.parent.log(block, replies)
+            return replies
+        self.reset()
+        return [self.parent.execute_command(*args, **options) for args, options in stack]

@@ -1,0 +1,196 @@
+"""One schedule, run: K instances of a limiter against one real Redis, the actions applied in
+order, and what came of it: the history, the keys left behind, and a trace a person can read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+import redis
+
+from harness.explorer.actions import Action, Advance, Crash, Skew, Step
+from harness.explorer.client import ScheduledRedis
+from harness.explorer.clocks import InstanceClock, VirtualTime
+from harness.explorer.instance import Died, Event, Finished, Instance, Pending
+from harness.explorer.keys import age, snapshot, touched
+from harness.history import Operation, Outcome
+from limiters import Limiter, Policy, resolve
+
+
+@dataclass(frozen=True)
+class Setup:
+    limiter: str  # catalogue name or module:attribute
+    policy: Policy
+    instances: int
+    url: str
+
+
+@dataclass
+class Line:
+    """One numbered line of a trace."""
+
+    instance: str
+    what: str
+    reply: str
+    clock: float
+
+    def show(self, number: int) -> str:
+        reply = f" -> {self.reply}" if self.reply else ""
+        return f"{number:>3}. {self.instance:<6} t={self.clock:.3f}  {self.what}{reply}"
+
+
+@dataclass
+class RunResult:
+    history: list[Operation]
+    ttls: dict[str, float]
+    trace: list[Line]
+    actions: list[Action] = field(default_factory=list)
+
+
+@dataclass
+class _Slot:
+    """What the explorer knows of one instance between its steps."""
+
+    instance: Instance
+    identity: str = ""
+    invoked: float = 0.0
+    keys: list[str] = field(default_factory=list)
+    pending: tuple[Any, ...] | None = None
+    busy: bool = False
+    dead: bool = False
+
+
+class Run:
+    """Applies actions one at a time (so a strategy can choose each from what is enabled)."""
+
+    def __init__(self, setup: Setup, admin: redis.Redis) -> None:
+        self.setup, self.admin = setup, admin
+        admin.flushall()
+        self.time = VirtualTime()
+        self.trace: list[Line] = []
+        self.history: list[Operation] = []
+        self.actions: list[Action] = []
+        build = resolve(setup.limiter)
+        self.slots = [
+            _Slot(Instance(f"app-{n}", InstanceClock(self.time), self._builder(build)))
+            for n in range(setup.instances)
+        ]
+
+    def _builder(self, build: Callable[..., Limiter]) -> Callable[[Instance], Limiter]:
+        def make(instance: Instance) -> Limiter:
+            def log(command: tuple[Any, ...], reply: Any) -> None:
+                self.trace.append(
+                    Line(instance.name, _show(command), _show_reply(reply), instance.clock())
+                )
+
+            client = ScheduledRedis.connect(self.setup.url, instance.point, log)
+            return build(client, self.setup.policy, clock=instance.clock, server_clock=self.time)
+
+        return make
+
+    def enabled(self) -> Iterator[int]:
+        """The instances that can take a step."""
+        return (n for n, slot in enumerate(self.slots) if not slot.dead)
+
+    def apply(self, action: Action) -> None:
+        self.actions.append(action)
+        if isinstance(action, Step):
+            self._step(action)
+        elif isinstance(action, Advance):
+            self.time.advance(action.seconds)
+            age(self.admin, action.seconds)
+            self.trace.append(Line("-", f"time passes {action.seconds:g} s", "", self.time.now))
+        elif isinstance(action, Crash):
+            slot = self.slots[action.instance]
+            self.trace.append(Line(slot.instance.name, "crashes", "", self.time.now))
+            if slot.busy:
+                self._record(slot, slot.instance.crash())
+            slot.dead = True
+        elif isinstance(action, Skew):
+            clock = self.slots[action.instance].instance.clock
+            clock.skew += action.seconds
+            line = f"clock jumps {action.seconds:+g} s (now {clock.skew:+g} s off)"
+            self.trace.append(Line(self.slots[action.instance].instance.name, line, "", clock()))
+
+    def _step(self, step: Step) -> None:
+        slot = self.slots[step.instance]
+        if slot.dead:
+            return
+        if slot.busy:
+            event = slot.instance.go()
+        else:
+            slot.busy, slot.identity, slot.invoked, slot.keys = (
+                True,
+                step.identity,
+                self.time.now,
+                [],
+            )
+            self.trace.append(
+                Line(slot.instance.name, f"check({step.identity})", "", slot.instance.clock())
+            )
+            event = slot.instance.start(step.identity)
+        self._record(slot, event)
+
+    def _record(self, slot: _Slot, event: Event) -> None:
+        if isinstance(event, Pending):
+            slot.pending = event.command
+            slot.keys += touched(event.command)
+            return
+        slot.busy, slot.pending = False, None
+        keys = tuple(dict.fromkeys(slot.keys))
+        name = slot.instance.name
+        if isinstance(event, Died):
+            self.history.append(
+                Operation(name, slot.identity, slot.invoked, None, Outcome.UNKNOWN, None, keys)
+            )
+            slot.dead = True
+            return
+        assert isinstance(event, Finished)
+        if event.decision is None:
+            outcome, now = Outcome.UNKNOWN, None
+            self.trace.append(
+                Line(name, f"check({slot.identity}) failed", event.error, self.time.now)
+            )
+        else:
+            outcome = Outcome.ALLOWED if event.decision.allowed else Outcome.REJECTED
+            now = event.decision.now
+            self.trace.append(
+                Line(name, f"check({slot.identity})", str(outcome), slot.instance.clock())
+            )
+        self.history.append(
+            Operation(name, slot.identity, slot.invoked, self.time.now, outcome, now, keys)
+        )
+
+    def finish(self) -> RunResult:
+        """End the run: instances still waiting to send never do (their requests stay
+        unknown); stop the threads; snapshot the keys."""
+        for slot in self.slots:
+            if slot.busy:
+                self._record(slot, slot.instance.crash())
+        for slot in self.slots:
+            slot.instance.stop()
+            client = getattr(slot.instance.limiter, "client", None)
+            if client is not None:
+                client.close()
+        return RunResult(self.history, snapshot(self.admin), self.trace, self.actions)
+
+
+def _show(command: tuple[Any, ...]) -> str:
+    parts = [_text(part) for part in command]
+    if parts and parts[0].upper() == "EVALSHA":
+        parts[1] = parts[1][:8]  # the script's sha, shortened
+    return " ".join(parts)
+
+
+def _show_reply(reply: Any) -> str:
+    if isinstance(reply, list | tuple):
+        return "[" + ", ".join(_show_reply(r) for r in reply) + "]"
+    return _text(reply)
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, bytes):
+        return value.decode(errors="replace")
+    return "nil" if value is None else str(value)
