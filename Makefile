@@ -1,14 +1,17 @@
-# One line per target. `make race-test` will be the main job; `make test` is the test suite.
+# One line per target. `make race-test` is the main job; `make test` is the test suite.
 VENV := .venv
 PY := $(VENV)/bin/python
 LOCAL_REDIS_IMAGE := ratelimit-harness/redis:local
 
-.PHONY: venv test lint unit doctor redis-image clean
+.PHONY: venv race-test test lint unit doctor redis-image clean
 
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV) && $(PY) -m pip install -q -e '.[dev]' && touch $@
+
+race-test: venv
+	$(PY) -m harness race-test $(RACE_ARGS)
 
 test: lint unit
 

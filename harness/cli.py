@@ -56,13 +56,7 @@ def parser() -> argparse.ArgumentParser:
     probe.add_argument("--requests", type=int, default=10, help="how many (default 10)")
     probe.add_argument("--interval", type=float, default=0.0, help="seconds between requests")
     probe.add_argument("--identity", default="user:1", help="the key being limited")
-    probe.add_argument("--redis-url", help="use this Redis (default: $REDIS_URL, else start one)")
-    probe.add_argument(
-        "--redis",
-        choices=("auto", "container", "embedded"),
-        default=None,
-        help="how to start a Redis when no URL is given (default: auto)",
-    )
+    add_redis_options(probe)
     probe.set_defaults(run=run_probe)
 
     judge = commands.add_parser("check", help="judge a recorded history against a policy")
@@ -73,7 +67,40 @@ def parser() -> argparse.ArgumentParser:
     judge.add_argument("--keys", help="JSON Lines snapshot of the keys left in Redis, with TTLs")
     judge.add_argument("--json", dest="json_out", help="also write the verdict as JSON here")
     judge.set_defaults(run=run_check)
+
+    race = commands.add_parser("race", help="search schedules for a race, shrink and save it")
+    race.add_argument("--limiter", required=True, help="catalogue name or module:attribute")
+    race.add_argument("--policy", help="policy spec (default: a small one of the limiter's kind)")
+    race.add_argument("--instances", type=int, default=2, help="app instances (default 2)")
+    race.add_argument("--max-examples", type=int, default=300, help="schedules to try (300)")
+    race.add_argument("--seed", type=int, help="Hypothesis seed, for a reproducible search")
+    race.add_argument("--json", dest="json_out", help="write the result as JSON here")
+    race.add_argument("--trace", help="where to save the shrunk trace (default: runs/...)")
+    add_redis_options(race)
+    race.set_defaults(run=run_race)
+
+    again = commands.add_parser("replay", help="re-run a saved trace on a fresh Redis")
+    again.add_argument("trace", help="a trace file saved by race or race-test")
+    add_redis_options(again)
+    again.set_defaults(run=run_replay)
+
+    campaign = commands.add_parser("race-test", help="race every catalogue limiter")
+    campaign.add_argument("--max-examples", type=int, default=300, help="per search (300)")
+    campaign.add_argument("--seed", type=int, help="Hypothesis seed")
+    campaign.add_argument("--json", dest="json_out", help="write the table as JSON here")
+    add_redis_options(campaign)
+    campaign.set_defaults(run=run_race_test)
     return top
+
+
+def add_redis_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--redis-url", help="use this Redis (default: $REDIS_URL, else start one)")
+    command.add_argument(
+        "--redis",
+        choices=("auto", "container", "embedded"),
+        default=None,
+        help="how to start a Redis when no URL is given (default: auto)",
+    )
 
 
 def run_doctor(args: argparse.Namespace) -> int:
@@ -114,3 +141,21 @@ def run_check(args: argparse.Namespace) -> int:
         with open(args.json_out, "w", encoding="utf-8") as out:
             json.dump(found.to_json(), out, indent=1)
     return 0 if found.valid else 1
+
+
+def run_race(args: argparse.Namespace) -> int:
+    from harness.explorer import commands
+
+    return commands.race(args)
+
+
+def run_replay(args: argparse.Namespace) -> int:
+    from harness.explorer import commands
+
+    return commands.replay(args)
+
+
+def run_race_test(args: argparse.Namespace) -> int:
+    from harness.explorer import commands
+
+    return commands.race_test(args)

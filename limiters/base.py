@@ -37,6 +37,22 @@ class Limiter(Protocol):
         ...
 
 
+class ServerNow(str):
+    """The ``now`` of a server-time script under an injected server clock: the clock's instant
+    in microseconds, as text. Redis reads TIME when it runs the script, so a driver that holds a
+    command back before sending it calls ``fresh()`` to read the clock at that moment."""
+
+    clock: Clock
+
+    def __new__(cls, clock: Clock) -> ServerNow:
+        text = super().__new__(cls, str(round(clock() * 1e6)))
+        text.clock = clock
+        return text
+
+    def fresh(self) -> str:
+        return str(round(self.clock() * 1e6))
+
+
 @cache
 def lua_source(filename: str) -> str:
     """The text of a ``.lua`` file kept beside the limiters (read once per process)."""
@@ -83,7 +99,7 @@ class RedisLimiter:
 
     def server_now_arg(self) -> str:
         """The ``now`` argument for a server-time script: empty means 'read TIME'."""
-        return "" if self.server_clock is None else str(round(self.server_clock() * 1e6))
+        return "" if self.server_clock is None else ServerNow(self.server_clock)
 
     @property
     def limit(self) -> int:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from bisect import bisect_right
 
 from harness.checkers import token_bucket
-from harness.checkers.placement import Findings
+from harness.checkers.placement import SLACK, Findings
 from harness.checkers.rejections import wrongful
 from harness.checkers.timeline import Timeline, bucket_params, end
 from harness.checkers.verdict import Witness
@@ -48,8 +48,10 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     def most_used(op: Operation) -> float:
         done = op.complete or op.invoke
         later = accepted[bisect_right(accepted, op.invoke) : bisect_right(accepted, done)]
+        # accepted by t and not departed by t; float noise excuses, never accuses
         return max(
-            bisect_right(accepted, t) - bisect_right(departures, t) for t in [op.invoke, *later]
+            bisect_right(accepted, t + SLACK) - bisect_right(departures, t - SLACK)
+            for t in [op.invoke, *later]
         )
 
     return wrongful(line, most_used, capacity, "places in the queue")

@@ -15,6 +15,16 @@ class Step:
 
 
 @dataclass(frozen=True)
+class Through:
+    """Instance ``instance`` runs one whole request for ``identity`` (or the rest of the one it
+    is in) with no one else in between: the explorer's shortcut past interleavings that do not
+    matter, so faults that need time to pass are reached in few actions."""
+
+    instance: int
+    identity: str
+
+
+@dataclass(frozen=True)
 class Advance:
     """Time passes for everyone; keys whose TTL runs out expire now."""
 
@@ -36,7 +46,7 @@ class Skew:
     seconds: float
 
 
-Action = Step | Advance | Crash | Skew
+Action = Step | Through | Advance | Crash | Skew
 NEMESES = {Advance: "time passes", Crash: "crash", Skew: "clock skew"}
 
 

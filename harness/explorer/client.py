@@ -13,6 +13,8 @@ from typing import Any, cast
 import redis
 from redis.client import Pipeline
 
+from limiters.base import ServerNow
+
 Point = Callable[[tuple[Any, ...]], None]
 Log = Callable[[tuple[Any, ...], Any], None]
 
@@ -29,6 +31,7 @@ class ScheduledRedis(redis.Redis):
 
     def execute_command(self, *args: Any, **options: Any) -> Any:
         self.point(args)
+        args = fresh(args)
         try:
             reply = super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
         except redis.ResponseError as error:
@@ -39,6 +42,11 @@ class ScheduledRedis(redis.Redis):
 
     def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Pipeline:
         return ScheduledPipeline(self, transaction, shard_hint)
+
+
+def fresh(args: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The command as sent now: a server-time script's ``now`` is read when it reaches Redis."""
+    return tuple(arg.fresh() if isinstance(arg, ServerNow) else arg for arg in args)
 
 
 class ScheduledPipeline(Pipeline):

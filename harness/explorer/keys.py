@@ -1,11 +1,32 @@
-"""Keys as Redis sees them: which a command touches, aging them as time passes, a snapshot."""
+"""Keys as Redis sees them, under virtual time: which a command touches, when each expires.
+
+Redis counts TTLs down in real time, and a run's real milliseconds must not leak into its
+virtual time (a key one virtual millisecond from expiry would vanish while the explorer thinks).
+So ``Expiry`` keeps each key's deadline in virtual time and gives Redis a TTL ``SLOW`` times
+longer: real time passing during a run moves it by a negligible virtual amount. When the limiter
+sets a TTL, the explorer reads it right after the command and converts it; when virtual time
+passes, keys whose deadline has passed are deleted, as Redis would have.
+"""
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 NO_KEYS = {"PING", "TIME", "SCRIPT", "MULTI", "EXEC", "DISCARD", "UNWATCH", "INFO"}
 ALL_ARGS_ARE_KEYS = {"MGET", "DEL", "EXISTS", "UNLINK", "WATCH", "TOUCH"}
+SLOW = 1000  # a virtual second lasts this many real seconds in Redis
+MARGIN_MS = 5  # tolerance when telling our own (slowed) TTL from one the limiter just set
+# A TTL read right after it was set may be a millisecond short, so a deadline is known to
+# within a millisecond; a key expires once time is past its deadline by more than this (as
+# Redis keeps a key alive at its deadline itself). The explorer moves time by at least 10 ms.
+LATE = 0.002
+
+
+class _Real:
+    """Real time, kept where swapping in virtual clocks does not reach it."""
+
+    monotonic = staticmethod(time.monotonic)
 
 
 def touched(command: tuple[Any, ...]) -> tuple[str, ...]:
@@ -16,35 +37,61 @@ def touched(command: tuple[Any, ...]) -> tuple[str, ...]:
     if name in NO_KEYS or len(command) < 2:
         return ()
     if name in ("EVAL", "EVALSHA"):
-        return tuple(map(_text, command[3 : 3 + int(command[2])]))
+        return tuple(map(text, command[3 : 3 + int(command[2])]))
     if name in ALL_ARGS_ARE_KEYS:
-        return tuple(map(_text, command[1:]))
-    return (_text(command[1]),)
+        return tuple(map(text, command[1:]))
+    return (text(command[1]),)
 
 
-def _text(value: Any) -> str:
-    return value.decode() if isinstance(value, bytes) else str(value)
+def text(value: Any) -> str:
+    return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
-def age(client: Any, seconds: float) -> None:
-    """Shorten every key's TTL by ``seconds``, deleting those whose TTL runs out: what Redis
-    would have done had that much time passed."""
-    elapsed_ms = round(seconds * 1000)
-    for key in client.scan_iter(count=1000):
-        ttl = client.pttl(key)
-        if ttl < 0:
-            continue
-        if ttl <= elapsed_ms:
-            client.delete(key)
-        else:
-            client.pexpire(key, ttl - elapsed_ms)
+class Expiry:
+    """Virtual deadlines of the keys of one run. ``client`` must not be a scheduled one."""
 
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.deadlines: dict[str, float] = {}  # key -> virtual instant it expires
+        self.slowed: dict[str, tuple[int, float]] = {}  # key -> (real TTL set, real instant)
 
-def snapshot(client: Any) -> dict[str, float]:
-    """Every key and its TTL in seconds (-1: none)."""
-    ttls = {}
-    for key in client.scan_iter(count=1000):
-        ttl = client.pttl(key)
-        if ttl != -2:
-            ttls[_text(key)] = ttl / 1000 if ttl >= 0 else -1.0
-    return ttls
+    def after(self, keys: tuple[str, ...], now: float) -> None:
+        """Called right after a command that touched ``keys``, at virtual instant ``now``."""
+        for key in keys:
+            ttl = self.client.pttl(key)
+            if ttl < 0:  # gone (-2), or no TTL (-1)
+                self.deadlines.pop(key, None)
+                self.slowed.pop(key, None)
+            elif not self._ours(key, ttl):
+                # never early: the TTL was set at most a millisecond before we read it
+                self._set(key, now + (ttl + 1) / 1000, now)
+
+    def advance(self, now: float) -> None:
+        """Virtual time is now ``now``: delete the keys whose deadline has come."""
+        for key, deadline in list(self.deadlines.items()):
+            if deadline < now - LATE:
+                self.client.delete(key)
+                del self.deadlines[key]
+                self.slowed.pop(key, None)
+            else:
+                self._set(key, deadline, now)
+
+    def snapshot(self, now: float) -> dict[str, float]:
+        """Every key and its TTL in virtual seconds (-1: none)."""
+        return {
+            text(key): self.deadlines[text(key)] - now if text(key) in self.deadlines else -1.0
+            for key in self.client.scan_iter(count=1000)
+        }
+
+    def _set(self, key: str, deadline: float, now: float) -> None:
+        real_ms = max(1, round((deadline - now) * 1000 * SLOW))
+        self.client.pexpire(key, real_ms)
+        self.deadlines[key] = deadline
+        self.slowed[key] = (real_ms, _Real.monotonic())
+
+    def _ours(self, key: str, ttl: int) -> bool:
+        if key not in self.slowed:
+            return False
+        real_ms, since = self.slowed[key]
+        expected = real_ms - (_Real.monotonic() - since) * 1000
+        return abs(ttl - expected) <= MARGIN_MS

@@ -10,11 +10,11 @@ from typing import Any
 
 import redis
 
-from harness.explorer.actions import Action, Advance, Crash, Skew, Step
+from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
 from harness.explorer.client import ScheduledRedis
 from harness.explorer.clocks import InstanceClock, VirtualTime
 from harness.explorer.instance import Died, Event, Finished, Instance, Pending
-from harness.explorer.keys import age, snapshot, touched
+from harness.explorer.keys import Expiry, text, touched
 from harness.history import Operation, Outcome
 from limiters import Limiter, Policy, resolve
 
@@ -22,9 +22,14 @@ from limiters import Limiter, Policy, resolve
 @dataclass(frozen=True)
 class Setup:
     limiter: str  # catalogue name or module:attribute
-    policy: Policy
+    policy: Policy  # what the limiter is built with
     instances: int
     url: str
+    judged_by: Policy | None = None  # what its history is judged by, if not ``policy``
+
+    @property
+    def judge(self) -> Policy:
+        return self.judged_by or self.policy
 
 
 @dataclass
@@ -69,6 +74,7 @@ class Run:
         self.setup, self.admin = setup, admin
         admin.flushall()
         self.time = VirtualTime()
+        self.expiry = Expiry(admin)
         self.trace: list[Line] = []
         self.history: list[Operation] = []
         self.actions: list[Action] = []
@@ -81,6 +87,7 @@ class Run:
     def _builder(self, build: Callable[..., Limiter]) -> Callable[[Instance], Limiter]:
         def make(instance: Instance) -> Limiter:
             def log(command: tuple[Any, ...], reply: Any) -> None:
+                self.expiry.after(touched(command), self.time.now)
                 self.trace.append(
                     Line(instance.name, _show(command), _show_reply(reply), instance.clock())
                 )
@@ -98,9 +105,13 @@ class Run:
         self.actions.append(action)
         if isinstance(action, Step):
             self._step(action)
+        elif isinstance(action, Through):
+            self._step(Step(action.instance, action.identity))
+            while self.slots[action.instance].busy:
+                self._step(Step(action.instance, action.identity))
         elif isinstance(action, Advance):
             self.time.advance(action.seconds)
-            age(self.admin, action.seconds)
+            self.expiry.advance(self.time.now)
             self.trace.append(Line("-", f"time passes {action.seconds:g} s", "", self.time.now))
         elif isinstance(action, Crash):
             slot = self.slots[action.instance]
@@ -159,6 +170,12 @@ class Run:
             self.trace.append(
                 Line(name, f"check({slot.identity})", str(outcome), slot.instance.clock())
             )
+            if event.decision.delay:  # a queued call: the operation is its departure, later
+                departs = self.time.now + event.decision.delay
+                self.history.append(
+                    Operation(name, slot.identity, departs, departs, outcome, now, keys)
+                )
+                return
         self.history.append(
             Operation(name, slot.identity, slot.invoked, self.time.now, outcome, now, keys)
         )
@@ -168,13 +185,18 @@ class Run:
         unknown); stop the threads; snapshot the keys."""
         for slot in self.slots:
             if slot.busy:
+                never = _show(slot.pending) if slot.pending else "its next command"
+                line = f"schedule ends: never sends {never}"
+                self.trace.append(Line(slot.instance.name, line, "", slot.instance.clock()))
                 self._record(slot, slot.instance.crash())
         for slot in self.slots:
             slot.instance.stop()
             client = getattr(slot.instance.limiter, "client", None)
             if client is not None:
                 client.close()
-        return RunResult(self.history, snapshot(self.admin), self.trace, self.actions)
+        return RunResult(
+            self.history, self.expiry.snapshot(self.time.now), self.trace, self.actions
+        )
 
 
 def _show(command: tuple[Any, ...]) -> str:
@@ -191,6 +213,4 @@ def _show_reply(reply: Any) -> str:
 
 
 def _text(value: Any) -> str:
-    if isinstance(value, bytes):
-        return value.decode(errors="replace")
-    return "nil" if value is None else str(value)
+    return "nil" if value is None else text(value)

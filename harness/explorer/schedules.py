@@ -12,19 +12,19 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from harness.explorer.actions import Action, Advance, Crash, Skew, Step
+from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
 from harness.explorer.run import Run
 from limiters import Policy
 
-HAIR = 0.001
-STEP_WEIGHT = 4  # instance steps drawn this many times as often as each fault
+HAIR = 0.01  # the smallest step of time: well above a deadline's uncertainty (keys.LATE)
+STEP_WEIGHT = 4  # single steps drawn this many times as often as each fault or whole request
 
 
 @dataclass(frozen=True)
 class Space:
     """What a schedule may contain."""
 
-    identities: tuple[str, ...] = ("user:1", "user:2")
+    identities: tuple[str, ...] = ("user:1",)
     nemeses: tuple[str, ...] = ("advance", "crash", "skew")
     max_actions: int = 24
 
@@ -49,7 +49,7 @@ def draw_action(data: st.DataObject, run: Run, space: Space) -> Action | None:
     enabled = list(run.enabled())
     if not enabled:
         return None
-    kind = data.draw(st.sampled_from(["step"] * STEP_WEIGHT + list(space.nemeses)))
+    kind = data.draw(st.sampled_from(["step"] * STEP_WEIGHT + ["through", *space.nemeses]))
     if kind == "advance":
         return Advance(data.draw(st.sampled_from(space.advances(run.setup.policy))))
     instance = data.draw(st.sampled_from(enabled))
@@ -57,4 +57,5 @@ def draw_action(data: st.DataObject, run: Run, space: Space) -> Action | None:
         return Crash(instance)
     if kind == "skew":
         return Skew(instance, data.draw(st.sampled_from(space.skews(run.setup.policy))))
-    return Step(instance, data.draw(st.sampled_from(space.identities)))
+    identity = data.draw(st.sampled_from(space.identities))
+    return Through(instance, identity) if kind == "through" else Step(instance, identity)

@@ -1,0 +1,129 @@
+"""race-test: every catalogue limiter explored, each verdict held against the catalogue.
+
+For a broken limiter, one search per expected flaw, each stopping at its first find and
+shrinking it; for a correct one, one search for any violation, which must find none. Plus the
+boundary attack: fixed-window-lua judged by the sliding window of the same limit.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.checkers import Verdict
+from harness.explorer.actions import NEMESES
+from harness.explorer.explore import Exploration, explore
+from harness.explorer.run import Setup
+from harness.explorer.trace import save
+from limiters import CATALOGUE, Policy
+
+# small budgets make races reachable in few steps; windows long enough to see them
+RACE_POLICIES = {
+    "fixed-window": "fixed-window:limit=1,window=10",
+    "sliding-window": "sliding-window:limit=1,window=10",
+    "sliding-counter": "sliding-counter:limit=1,window=10",
+    "token-bucket": "token-bucket:capacity=1,rate=0.1",
+    "gcra": "gcra:capacity=1,rate=0.1",
+    "leaky-bucket": "leaky-bucket:rate=0.1,capacity=1",
+}
+BOUNDARY_JUDGE = "sliding-window:limit=1,window=10"
+
+
+@dataclass
+class Row:
+    name: str
+    policy: str
+    expected_flaws: tuple[str, ...]
+    found_flaws: set[str] = field(default_factory=set)
+    how: set[str] = field(default_factory=set)
+    examples: int = 0
+    seconds: float = 0.0
+    trace_steps: int = 0  # the longest of the shortest traces, one per flaw found
+    traces: list[str] = field(default_factory=list)
+
+    @property
+    def matches(self) -> bool:
+        return self.found_flaws == set(self.expected_flaws)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "policy": self.policy,
+            "expected_flaws": sorted(self.expected_flaws),
+            "found_flaws": sorted(self.found_flaws),
+            "matches": self.matches,
+            "how": sorted(self.how),
+            "examples": self.examples,
+            "seconds": round(self.seconds, 3),
+            "trace_steps": self.trace_steps,
+            "traces": self.traces,
+        }
+
+
+@dataclass(frozen=True)
+class Target:
+    label: str
+    limiter: str
+    policy: str
+    expected: tuple[str, ...]
+    judged_by: str | None = None
+
+
+def targets() -> list[Target]:
+    rows = [
+        Target(name, name, RACE_POLICIES[entry.policy_kind], tuple(str(f) for f in entry.flaws))
+        for name, entry in CATALOGUE.items()
+    ]
+    boundary = "fixed-window-lua (boundary attack)"
+    fixed = RACE_POLICIES["fixed-window"]
+    rows.append(Target(boundary, "fixed-window-lua", fixed, ("over-admission",), BOUNDARY_JUDGE))
+    return rows
+
+
+def run_row(
+    target: Target,
+    *,
+    url: str,
+    instances: int,
+    max_examples: int,
+    seed: int | None,
+    out_dir: Path,
+    on_example: Callable[[Exploration], None],
+) -> Row:
+    row = Row(target.label, target.judged_by or target.policy, target.expected)
+    judged_by = Policy.parse(target.judged_by) if target.judged_by else None
+    setup = Setup(target.limiter, Policy.parse(target.policy), instances, url, judged_by)
+    searches = [_shows(kind) for kind in target.expected] or [_invalid]
+    started = time.perf_counter()
+    for wanted in searches:
+        found = explore(
+            setup, wanted=wanted, max_examples=max_examples, seed=seed, on_example=on_example
+        )
+        row.examples += found.examples
+        if found.found is None or found.verdict is None:
+            continue
+        row.found_flaws |= found.kinds
+        row.how |= {NEMESES[type(a)] for a in found.found.actions if type(a) in NEMESES} or {
+            "interleaving"
+        }
+        row.trace_steps = max(row.trace_steps, found.trace_steps)
+        path = out_dir / f"{target.limiter}-{'-'.join(sorted(found.kinds))}.json"
+        save(path, setup, found.found, found.verdict)
+        row.traces.append(os.fspath(path))
+    row.seconds = time.perf_counter() - started
+    return row
+
+
+def _shows(kind: str) -> Callable[[Verdict], bool]:
+    def wanted(verdict: Verdict) -> bool:
+        return any(v.kind == kind and v.count for v in verdict.violations)
+
+    return wanted
+
+
+def _invalid(verdict: Verdict) -> bool:
+    return not verdict.valid

@@ -1,0 +1,130 @@
+"""The race, replay and race-test commands: what they print and which exit code they give."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+from harness import listing
+from harness.explorer.campaign import RACE_POLICIES, Row, run_row, targets
+from harness.explorer.explore import Exploration, explore
+from harness.explorer.run import Setup
+from harness.explorer.trace import load, render, save
+from harness.explorer.trace import replay as replay_saved
+from harness.provision import provision
+from limiters import CATALOGUE, Policy, PolicyError, resolve
+
+RUNS = Path("runs")
+
+
+def _progress(label: str) -> Callable[[Exploration], None]:
+    """On a terminal, a line that counts schedules as they run (shrinking included)."""
+
+    def show(found: Exploration) -> None:
+        if sys.stderr.isatty() and found.examples % 10 == 0:
+            doing = "shrinking" if found.found is not None else "searching"
+            line = f"{label}: {doing}, {found.examples} schedules"
+            print(f"\r{line:<70}", end="", file=sys.stderr, flush=True)
+
+    return show
+
+
+def race(args: argparse.Namespace) -> int:
+    if not 1 <= args.instances <= 16 or not 1 <= args.max_examples <= 100_000:
+        raise ValueError("--instances must be 1..16 and --max-examples 1..100000")
+    resolve(args.limiter)  # a bad name or plug-in fails before any Redis starts
+    kind = CATALOGUE[args.limiter].policy_kind if args.limiter in CATALOGUE else None
+    spec = args.policy or (RACE_POLICIES[kind] if kind else None)
+    if spec is None:
+        raise PolicyError("--policy is required for a plugged-in limiter")
+    policy = Policy.parse(spec)
+    with provision(args.redis, args.redis_url) as server:
+        setup = Setup(args.limiter, policy, args.instances, server.url)
+        found = explore(
+            setup,
+            max_examples=args.max_examples,
+            seed=args.seed,
+            on_example=_progress(args.limiter),
+        )
+    print(file=sys.stderr)
+    summary = {
+        "limiter": args.limiter,
+        "policy": str(policy),
+        "found": sorted(found.kinds),
+        "examples": found.examples,
+        "examples_to_find": found.examples_to_find,
+        "seconds_to_find": round(found.seconds_to_find, 3),
+        "seconds": round(found.seconds, 3),
+        "trace_steps": found.trace_steps,
+        "trace": None,
+    }
+    if found.found is not None and found.verdict is not None:
+        path = Path(args.trace) if args.trace else _default_path(args.limiter)
+        save(path, setup, found.found, found.verdict)
+        summary["trace"] = str(path)
+        print(
+            f"{args.limiter} with {policy}: {', '.join(sorted(found.kinds))} after "
+            f"{found.examples_to_find} schedules ({found.seconds_to_find:.2f} s); "
+            f"shrunk to {len(found.found.actions)} actions in {found.seconds:.2f} s in all:\n"
+        )
+        print("\n".join(render(found.found)))
+        print(f"\n{listing.verdict(found.verdict, witnesses=1)}\n\nsaved: {path}")
+    else:
+        print(
+            f"{args.limiter} with {policy}: no violation in {found.examples} schedules "
+            f"({found.seconds:.2f} s)"
+        )
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(summary, indent=1))
+    return 1 if found.found is not None else 0
+
+
+def replay(args: argparse.Namespace) -> int:
+    saved = load(args.trace)
+    with provision(args.redis, args.redis_url) as server:
+        result, verdict = replay_saved(saved, server.url)
+    print("\n".join(render(result)))
+    print()
+    print(listing.verdict(verdict, witnesses=1))
+    again = {v.kind for v in verdict.violations if v.count}
+    reproduced = bool(again & set(saved.violations))
+    print(f"\n{'reproduced' if reproduced else 'NOT reproduced'}: {', '.join(saved.violations)}")
+    return 1 if reproduced else 0
+
+
+def race_test(args: argparse.Namespace) -> int:
+    out_dir = RUNS / time.strftime("race-test-%Y%m%d-%H%M%S")
+    out_dir.mkdir(parents=True, exist_ok=True)
+    rows: list[Row] = []
+    with provision(args.redis, args.redis_url) as server:
+        for target in targets():
+            row = run_row(
+                target,
+                url=server.url,
+                instances=2,
+                max_examples=args.max_examples,
+                seed=args.seed,
+                out_dir=out_dir,
+                on_example=_progress(target.label),
+            )
+            result = "ok" if row.matches else "MISMATCH"
+            line = f"{target.label}: {result} ({row.examples} schedules, {row.seconds:.1f} s)"
+            print(f"\r{line:<70}", file=sys.stderr)
+            rows.append(row)
+    print(listing.race_rows(rows))
+    all_match = all(row.matches for row in rows)
+    verdict = "all verdicts match the catalogue" if all_match else "MISMATCHES"
+    print(f"\n{verdict}; traces in {out_dir}")
+    if args.json_out:
+        body = {"all_match": all_match, "rows": [row.to_json() for row in rows]}
+        Path(args.json_out).write_text(json.dumps(body, indent=1))
+    return 0 if all_match else 1
+
+
+def _default_path(limiter: str) -> Path:
+    RUNS.mkdir(exist_ok=True)
+    return RUNS / f"race-{limiter.replace(':', '.')}-{time.strftime('%Y%m%d-%H%M%S')}.json"

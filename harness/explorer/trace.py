@@ -1,0 +1,89 @@
+"""A failing schedule as a file: enough to read it, and to replay it against a fresh Redis.
+
+{"limiter": ..., "policy": ..., "instances": 2, "violations": ["over-admission"],
+ "actions": [{"action": "step", "instance": 0, "identity": "user:1"}, ...],
+ "trace": ["  1. app-0 ...", ...], "verdict": {...}}
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import redis
+
+from harness.checkers import Verdict, check
+from harness.explorer.actions import Action, from_json, to_json
+from harness.explorer.clocks import patched
+from harness.explorer.run import Run, RunResult, Setup
+from limiters import Policy
+
+
+class TraceError(ValueError):
+    """A trace file that cannot be read."""
+
+
+@dataclass(frozen=True)
+class SavedTrace:
+    limiter: str
+    policy: Policy
+    judged_by: Policy
+    instances: int
+    violations: tuple[str, ...]
+    actions: tuple[Action, ...]
+
+
+def render(result: RunResult) -> list[str]:
+    return [line.show(number) for number, line in enumerate(result.trace, 1)]
+
+
+def save(path: str | os.PathLike[str], setup: Setup, result: RunResult, verdict: Verdict) -> None:
+    record: dict[str, Any] = {
+        "limiter": setup.limiter,
+        "policy": str(setup.policy),
+        "judged_by": str(setup.judge),
+        "instances": setup.instances,
+        "violations": sorted(v.kind for v in verdict.violations if v.count),
+        "actions": [to_json(action) for action in result.actions],
+        "trace": render(result),
+        "verdict": verdict.to_json(),
+    }
+    with open(path, "w", encoding="utf-8") as out:
+        json.dump(record, out, indent=1)
+
+
+def load(path: str | os.PathLike[str]) -> SavedTrace:
+    try:
+        with open(path, encoding="utf-8") as source:
+            record = json.load(source)
+        return SavedTrace(
+            limiter=str(record["limiter"]),
+            policy=Policy.parse(record["policy"]),
+            judged_by=Policy.parse(record.get("judged_by", record["policy"])),
+            instances=int(record["instances"]),
+            violations=tuple(record["violations"]),
+            actions=tuple(from_json(action) for action in record["actions"]),
+        )
+    except OSError as error:
+        raise TraceError(f"{path}: {error.strerror or error}") from None
+    except (ValueError, KeyError, TypeError) as error:
+        raise TraceError(f"{path}: not a trace file ({error})") from None
+
+
+def replay(saved: SavedTrace, url: str) -> tuple[RunResult, Verdict]:
+    """Run the saved actions again, on a flushed Redis, and judge the new history."""
+    setup = Setup(saved.limiter, saved.policy, saved.instances, url, saved.judged_by)
+    admin = redis.Redis.from_url(url)
+    try:
+        with patched():
+            run = Run(setup, admin)
+            try:
+                for action in saved.actions:
+                    run.apply(action)
+            finally:
+                result = run.finish()
+        return result, check(result.history, setup.judge, result.ttls)
+    finally:
+        admin.close()
