@@ -48,9 +48,10 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     def most_used(op: Operation) -> float:
         done = op.complete or op.invoke
         later = accepted[bisect_right(accepted, op.invoke) : bisect_right(accepted, done)]
-        # accepted by t and not departed by t; float noise excuses, never accuses
+        # accepted by t and not departed by t; a limiter's ``now`` rounded to the microsecond
+        # may read a hair after the history's clock: that noise excuses, never accuses
         return max(
-            bisect_right(accepted, t + SLACK) - bisect_right(departures, t - SLACK)
+            bisect_right(accepted, t + SLACK) - bisect_right(departures, t)
             for t in [op.invoke, *later]
         )
 

@@ -20,20 +20,34 @@ Log = Callable[[tuple[Any, ...], Any], None]
 
 
 class ScheduledRedis(redis.Redis):
+    """Loading a script changes no data: SCRIPT commands, and the EVALSHA that redis-py retries
+    after loading a script the server did not have, go through without a point of their own."""
+
     point: Point
     log: Log
+    retrying: set[Any]
 
     @classmethod
     def connect(cls, url: str, point: Point, log: Log) -> ScheduledRedis:
         client = cast(ScheduledRedis, cls.from_url(url))
-        client.point, client.log = point, log
+        client.point, client.log, client.retrying = point, log, set()
         return client
 
     def execute_command(self, *args: Any, **options: Any) -> Any:
-        self.point(args)
+        name = str(args[0]).upper()
+        if name.startswith("SCRIPT"):
+            return super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        retry = name == "EVALSHA" and args[1] in self.retrying
+        if retry:
+            self.retrying.discard(args[1])
+        else:
+            self.point(args)
         args = fresh(args)
         try:
             reply = super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
+        except redis.exceptions.NoScriptError:
+            self.retrying.add(args[1])
+            raise
         except redis.ResponseError as error:
             self.log(args, error)
             raise

@@ -31,7 +31,7 @@ class _Real:
 
 def touched(command: tuple[Any, ...]) -> tuple[str, ...]:
     """The keys one command names (a MULTI block: those of every command in it)."""
-    name = str(command[0]).upper()
+    name = str(command[0]).upper().split()[0]  # redis-py sends "SCRIPT LOAD" as one word
     if name == "MULTI":
         return tuple(k for part in command[1:-1] for k in touched(tuple(str(part).split())))
     if name in NO_KEYS or len(command) < 2:

@@ -1,0 +1,43 @@
+"""python -m harness race and replay: exit codes, saved traces."""
+
+import json
+from pathlib import Path
+
+from tests.harness.test_cli import harness
+
+
+def test_race_finds_saves_and_replay_reproduces(tmp_path: Path) -> None:
+    trace, summary = tmp_path / "trace.json", tmp_path / "race.json"
+    found = harness(
+        "race",
+        "--limiter",
+        "fixed-window-incr-expire",
+        "--seed",
+        "1",
+        "--redis",
+        "embedded",
+        "--trace",
+        str(trace),
+        "--json",
+        str(summary),
+    )
+    assert found.returncode == 1, found.stderr
+    assert "immortal-key" in found.stdout
+    assert json.loads(summary.read_text())["found"] == ["immortal-key"]
+    replayed = harness("replay", str(trace), "--redis", "embedded")
+    assert replayed.returncode == 1, replayed.stderr
+    assert "reproduced: immortal-key" in replayed.stdout
+
+
+def test_race_on_a_correct_limiter_exits_0() -> None:
+    clean = harness("race", "--limiter", "gcra-lua", "--max-examples", "30", "--redis", "embedded")
+    assert clean.returncode == 0, clean.stderr
+    assert "no violation in 30 schedules" in clean.stdout
+
+
+def test_bad_input_exits_2(tmp_path: Path) -> None:
+    for args in (["race", "--limiter", "nope"], ["replay", str(tmp_path / "absent.json")]):
+        result = harness(*args, "--redis", "embedded")
+        assert result.returncode == 2
+        assert result.stderr.startswith("error: ")
+        assert "Traceback" not in result.stderr

@@ -1,0 +1,38 @@
+"""The search finds the chapter's races, shrinks them, and the saved trace replays."""
+
+from pathlib import Path
+
+import pytest
+
+from harness.explorer.explore import explore
+from harness.explorer.run import Setup
+from harness.explorer.trace import load, replay, save
+from harness.provision import RedisServer
+from limiters import Policy
+from tests.harness.explorer.schedules import kinds
+
+pytestmark = pytest.mark.integration
+FIXED = Policy.parse("fixed-window:limit=1,window=10")
+
+
+def test_finds_and_shrinks_the_get_set_race_and_the_trace_replays(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    setup = Setup("naive-get-set", FIXED, 2, redis_server.url)
+    found = explore(setup, wanted=lambda v: "over-admission" in kinds(v), max_examples=400, seed=3)
+    assert found.found is not None
+    assert found.verdict is not None
+    assert "over-admission" in found.kinds
+    commands = [line for line in found.found.trace if line.what.split()[0] in ("GET", "SET")]
+    assert len(commands) == 4  # GET, GET, SET, SET: the shortest schedule that breaks it
+    path = tmp_path / "trace.json"
+    save(path, setup, found.found, found.verdict)
+    again, verdict = replay(load(path), redis_server.url)
+    assert "over-admission" in kinds(verdict)
+    assert [line.what for line in again.trace] == [line.what for line in found.found.trace]
+
+
+def test_a_correct_limiter_is_not_accused(redis_server: RedisServer) -> None:
+    found = explore(Setup("fixed-window-lua", FIXED, 2, redis_server.url), max_examples=90, seed=5)
+    assert found.found is None
+    assert found.examples == 90

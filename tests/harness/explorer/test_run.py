@@ -1,0 +1,115 @@
+"""Schedules run as written: each round trip a point, faults where they are put."""
+
+import pytest
+
+from harness.explorer.actions import Action, Advance, Crash, Skew, Through
+from harness.history import Outcome
+from harness.provision import RedisServer
+from tests.harness.explorer.schedules import kinds, run, steps
+
+pytestmark = pytest.mark.integration
+FIXED = "fixed-window:limit=1,window=10"
+# both instances read before either writes: the chapter's GET/SET race, in four round trips
+GET_GET_SET_SET = steps(0, 0, 1, 1, 0, 1)
+
+
+def test_the_get_set_race_is_exactly_the_interleaving_chosen(redis_server: RedisServer) -> None:
+    result, verdict = run(redis_server.url, "naive-get-set", FIXED, GET_GET_SET_SET)
+    commands = [line.what.split()[0] for line in result.trace if line.instance != "-"]
+    assert commands == [
+        "check(user:1)",
+        "GET",
+        "check(user:1)",
+        "GET",
+        "SET",
+        "check(user:1)",
+        "SET",
+        "check(user:1)",
+    ]
+    assert [op.outcome for op in result.history] == [Outcome.ALLOWED, Outcome.ALLOWED]
+    assert kinds(verdict) == {"over-admission"}
+
+
+def test_a_script_is_one_point_so_the_same_schedule_cannot_break_it(
+    redis_server: RedisServer,
+) -> None:
+    result, verdict = run(redis_server.url, "fixed-window-lua", FIXED, GET_GET_SET_SET)
+    assert verdict.valid
+    decided = [op.outcome for op in result.history if op.outcome is not Outcome.UNKNOWN]
+    assert decided == [Outcome.ALLOWED, Outcome.REJECTED]  # the other two never got their turn
+
+
+def test_pipelined_commands_are_separate_points(redis_server: RedisServer) -> None:
+    result, _ = run(
+        redis_server.url, "sliding-log-pipeline", "sliding-window:limit=1,window=10", steps(0, 0)
+    )
+    sent = [line.what for line in result.trace[1:]]
+    assert sent[0].startswith("ZREMRANGEBYSCORE")  # one step in: the first command only
+    assert sent[1].startswith("schedule ends: never sends ZADD")
+    assert result.history[0].outcome is Outcome.UNKNOWN  # unfinished at the bound: unknown
+
+
+def test_a_crash_between_incr_and_expire_leaves_an_immortal_key(redis_server: RedisServer) -> None:
+    actions: list[Action] = [*steps(0, 0), Crash(0)]  # INCR sent; EXPIRE never is
+    result, verdict = run(redis_server.url, "fixed-window-incr-expire", FIXED, actions)
+    assert kinds(verdict) == {"immortal-key"}
+    assert result.history[0].complete is None
+    assert -1.0 in result.ttls.values()
+
+
+def test_time_passing_expires_the_key_between_setnx_and_incr(
+    redis_server: RedisServer,
+) -> None:
+    actions: list[Action] = [
+        Through(0, "user:1"),
+        Advance(5),
+        *steps(0, 0),
+        Advance(5.01),
+        Through(0, "user:1"),
+    ]
+    _, verdict = run(redis_server.url, "fixed-window-setnx-incr", FIXED, actions)
+    assert "immortal-key" in kinds(verdict)
+
+
+def test_keys_expire_by_virtual_time_only(redis_server: RedisServer) -> None:
+    actions: list[Action] = [
+        Through(0, "user:1"),
+        Advance(9.99),
+        Through(0, "user:1"),
+        Advance(0.02),
+        Through(0, "user:1"),
+    ]
+    result, verdict = run(redis_server.url, "fixed-window-lua", FIXED, actions)
+    assert [op.outcome for op in result.history] == [
+        Outcome.ALLOWED,
+        Outcome.REJECTED,
+        Outcome.ALLOWED,
+    ]
+    assert verdict.valid
+
+
+def test_a_clock_running_ahead_refills_the_client_clock_bucket(redis_server: RedisServer) -> None:
+    actions: list[Action] = [Through(0, "user:1"), Skew(1, 10), Through(1, "user:1")]
+    spec = "token-bucket:capacity=1,rate=0.1"
+    _, verdict = run(redis_server.url, "token-bucket-client-clock", spec, actions)
+    assert kinds(verdict) == {"over-admission"}
+    _, verdict = run(redis_server.url, "token-bucket-lua", spec, actions)
+    assert verdict.valid
+
+
+def test_a_plugged_in_limiter_reading_time_time_runs_on_virtual_time(
+    redis_server: RedisServer,
+) -> None:
+    actions: list[Action] = [
+        Through(0, "user:1"),
+        Through(1, "user:1"),
+        Advance(10),
+        Through(0, "user:1"),
+    ]
+    result, verdict = run(redis_server.url, "tests.limiters.sample_plugin:factory", FIXED, actions)
+    assert [op.outcome for op in result.history] == [
+        Outcome.ALLOWED,
+        Outcome.REJECTED,
+        Outcome.ALLOWED,
+    ]
+    assert verdict.valid
