@@ -72,9 +72,7 @@ def parser() -> argparse.ArgumentParser:
     race.add_argument("--limiter", required=True, help="catalogue name or module:attribute")
     race.add_argument("--policy", help="policy spec (default: a small one of the limiter's kind)")
     race.add_argument("--instances", type=int, default=2, help="app instances (default 2)")
-    race.add_argument("--max-examples", type=int, default=300, help="schedules to try (300)")
-    race.add_argument("--seed", type=int, help="Hypothesis seed, for a reproducible search")
-    race.add_argument("--json", dest="json_out", help="write the result as JSON here")
+    add_search_options(race)
     race.add_argument("--trace", help="where to save the shrunk trace (default: runs/...)")
     add_redis_options(race)
     race.set_defaults(run=run_race)
@@ -85,12 +83,22 @@ def parser() -> argparse.ArgumentParser:
     again.set_defaults(run=run_replay)
 
     campaign = commands.add_parser("race-test", help="race every catalogue limiter")
-    campaign.add_argument("--max-examples", type=int, default=300, help="per search (300)")
-    campaign.add_argument("--seed", type=int, help="Hypothesis seed")
-    campaign.add_argument("--json", dest="json_out", help="write the table as JSON here")
+    add_search_options(campaign)
     add_redis_options(campaign)
     campaign.set_defaults(run=run_race_test)
     return top
+
+
+def add_search_options(command: argparse.ArgumentParser) -> None:
+    command.add_argument("--max-examples", type=int, help="schedules per search (default: profile)")
+    command.add_argument(
+        "--profile",
+        choices=("quick", "thorough"),
+        default="quick",
+        help="quick: 300 schedules a search (the default); thorough: 1000",
+    )
+    command.add_argument("--seed", type=int, help="Hypothesis seed, for a reproducible search")
+    command.add_argument("--json", dest="json_out", help="also write the result as JSON here")
 
 
 def add_redis_options(command: argparse.ArgumentParser) -> None:

@@ -4,18 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.explorer.clocks import VirtualTime
+
 START = 1_699_999_200.0  # a multiple of 3600 s, so of every window the tests use
 
 
-class ManualClock:
+class ManualClock(VirtualTime):
+    """The explorer's virtual time, starting at the tests' own aligned instant."""
+
     def __init__(self, start: float = START) -> None:
-        self.now = start
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
+        super().__init__(start)
 
 
 def advance(clock: ManualClock, client: Any, seconds: float) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 import pytest
 import redis
+from hypothesis import settings
 from redis.cluster import RedisCluster
 
 from harness.provision import RedisServer, Unavailable, provision, provision_cluster
@@ -19,6 +20,9 @@ from harness.provision.container import LOCAL_IMAGE
 from tests.clocks import ManualClock
 
 PATHS = ("container", "embedded")
+settings.register_profile("quick", max_examples=60)  # development
+settings.register_profile("thorough", max_examples=400)  # CI: HYPOTHESIS_PROFILE=thorough
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "quick"))
 if not os.environ.get("REDIS_IMAGE"):  # tests never pull an image; set it to use another
     os.environ["REDIS_IMAGE"] = LOCAL_IMAGE
 

@@ -31,6 +31,8 @@ RACE_POLICIES = {
     "leaky-bucket": "leaky-bucket:rate=0.1,capacity=1",
 }
 BOUNDARY_JUDGE = "sliding-window:limit=1,window=10"
+# schedules per search: quick for development, thorough for CI
+PROFILES = {"quick": 300, "thorough": 1000}
 
 
 @dataclass

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from harness import listing
-from harness.explorer.campaign import RACE_POLICIES, Row, run_row, targets
+from harness.explorer.campaign import PROFILES, RACE_POLICIES, Row, run_row, targets
 from harness.explorer.explore import Exploration, explore
 from harness.explorer.run import Setup
 from harness.explorer.trace import load, render, save
@@ -33,9 +33,17 @@ def _progress(label: str) -> Callable[[Exploration], None]:
     return show
 
 
+def _budget(args: argparse.Namespace) -> int:
+    budget = args.max_examples or PROFILES[args.profile]
+    if not 1 <= budget <= 100_000:
+        raise ValueError("--max-examples must be 1..100000")
+    return int(budget)
+
+
 def race(args: argparse.Namespace) -> int:
-    if not 1 <= args.instances <= 16 or not 1 <= args.max_examples <= 100_000:
-        raise ValueError("--instances must be 1..16 and --max-examples 1..100000")
+    budget = _budget(args)
+    if not 1 <= args.instances <= 16:
+        raise ValueError("--instances must be 1..16")
     resolve(args.limiter)  # a bad name or plug-in fails before any Redis starts
     kind = CATALOGUE[args.limiter].policy_kind if args.limiter in CATALOGUE else None
     spec = args.policy or (RACE_POLICIES[kind] if kind else None)
@@ -46,7 +54,7 @@ def race(args: argparse.Namespace) -> int:
         setup = Setup(args.limiter, policy, args.instances, server.url)
         found = explore(
             setup,
-            max_examples=args.max_examples,
+            max_examples=budget,
             seed=args.seed,
             on_example=_progress(args.limiter),
         )
@@ -97,6 +105,7 @@ def replay(args: argparse.Namespace) -> int:
 
 
 def race_test(args: argparse.Namespace) -> int:
+    budget = _budget(args)
     out_dir = RUNS / time.strftime("race-test-%Y%m%d-%H%M%S")
     out_dir.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = []
@@ -106,7 +115,7 @@ def race_test(args: argparse.Namespace) -> int:
                 target,
                 url=server.url,
                 instances=2,
-                max_examples=args.max_examples,
+                max_examples=budget,
                 seed=args.seed,
                 out_dir=out_dir,
                 on_example=_progress(target.label),

@@ -51,13 +51,14 @@ def explore(
     seed: int | None = None,
     on_example: Callable[[Exploration], None] = lambda _: None,
 ) -> Exploration:
-    """A third of the budget on interleavings alone (races between round trips show up
-    fastest there), the rest with the nemesis' faults too."""
+    """A quarter of the budget on interleavings alone (races between round trips show up
+    fastest there), the rest with the nemesis' faults too, each schedule drawing which of them
+    it may use (swarm testing: a schedule without crashes has room for more time passing)."""
     space = space or Space()
     result = Exploration(setup)
     started = time.perf_counter()
     calm = Space(space.identities, (), space.max_actions)
-    for stage, budget in ((calm, max_examples // 3), (space, max_examples - max_examples // 3)):
+    for stage, budget in ((calm, max_examples // 4), (space, max_examples - max_examples // 4)):
         _search(result, stage, wanted, budget, seed=seed, on_example=on_example, started=started)
         if result.found is not None:
             break
@@ -91,10 +92,12 @@ def _search(
     )
     @given(st.data())
     def search(data: st.DataObject) -> None:
+        allowed = [n for n in space.nemeses if data.draw(st.booleans())] if space.nemeses else []
+        swarm = Space(space.identities, tuple(allowed), space.max_actions)
         run = Run(setup, admin)
         try:
             for _ in range(data.draw(st.integers(1, space.max_actions))):
-                action = draw_action(data, run, space)
+                action = draw_action(data, run, swarm)
                 if action is None:
                     break
                 run.apply(action)

@@ -2,12 +2,13 @@
 where the nemesis strikes, each choice made from what is enabled at that point, so that the
 schedule is data: reproducible, and shrinkable to the shortest that still fails.
 
-Time moves by amounts that matter to the policy: a hair, half a window, to just before and
-just after a window's end, several windows (long idle); skews are of the same sizes.
+Time moves by amounts that matter to the policy: a hair, to just before, at and just after the
+next window boundary, half a window, a window, several (long idle); skews are of the sizes.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
@@ -17,7 +18,8 @@ from harness.explorer.run import Run
 from limiters import Policy
 
 HAIR = 0.01  # the smallest step of time: well above a deadline's uncertainty (keys.LATE)
-STEP_WEIGHT = 4  # single steps drawn this many times as often as each fault or whole request
+# how often each kind of action is drawn, relative to the others
+WEIGHTS = {"step": 3, "through": 3, "advance": 3, "crash": 1, "skew": 1}
 
 
 @dataclass(frozen=True)
@@ -36,9 +38,13 @@ class Space:
         assert policy.rate is not None
         return (policy.capacity or 1) / policy.rate
 
-    def advances(self, policy: Policy) -> list[float]:
+    def advances(self, policy: Policy, now: float) -> list[float]:
+        """A hair; to just before, at and just after the next window boundary (the instants
+        where windows, TTLs and refills turn); three windows (long idle)."""
         w = self.period(policy)
-        return [HAIR, w / 2, w - HAIR, w, w + HAIR, 3 * w]
+        boundary = (math.floor(now / w + 1e-9) + 1) * w - now
+        near = [boundary - HAIR, boundary, boundary + HAIR] if boundary > HAIR else [boundary]
+        return [HAIR, *near, 3 * w]
 
     def skews(self, policy: Policy) -> list[float]:
         w = self.period(policy)
@@ -49,9 +55,11 @@ def draw_action(data: st.DataObject, run: Run, space: Space) -> Action | None:
     enabled = list(run.enabled())
     if not enabled:
         return None
-    kind = data.draw(st.sampled_from(["step"] * STEP_WEIGHT + ["through", *space.nemeses]))
+    kinds = ["step", "through", *space.nemeses]
+    kind = data.draw(st.sampled_from([k for k in kinds for _ in range(WEIGHTS[k])]))
     if kind == "advance":
-        return Advance(data.draw(st.sampled_from(space.advances(run.setup.policy))))
+        amounts = space.advances(run.setup.policy, run.time.now)
+        return Advance(round(data.draw(st.sampled_from(amounts)), 6))
     instance = data.draw(st.sampled_from(enabled))
     if kind == "crash":
         return Crash(instance)

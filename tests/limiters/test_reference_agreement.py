@@ -29,7 +29,7 @@ requests = st.lists(st.tuples(st.integers(0, 48), st.sampled_from(["alice", "bob
 def test_decides_as_the_reference_model(name: str, client: redis.Redis) -> None:
     policy = Policy.parse(SPECS[name])
 
-    @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(requests)
     def run(steps: list[tuple[int, str]]) -> None:
         client.flushall()

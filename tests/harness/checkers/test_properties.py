@@ -88,7 +88,7 @@ def test_model_histories_are_valid_and_one_intruder_is_caught(spec: str) -> None
     margin = CASES[spec]
     policy = Policy.parse(spec)
 
-    @settings(max_examples=150, deadline=None)
+    @settings(deadline=None)
     @given(histories(policy))
     def run(history: list[Operation]) -> None:
         verdict = check(history, policy)
