@@ -46,6 +46,7 @@ class Row:
     seconds: float = 0.0
     trace_steps: int = 0  # the longest of the shortest traces, one per flaw found
     traces: list[str] = field(default_factory=list)
+    searches: list[dict[str, Any]] = field(default_factory=list)  # per flaw: how fast, how short
 
     @property
     def matches(self) -> bool:
@@ -63,6 +64,7 @@ class Row:
             "seconds": round(self.seconds, 3),
             "trace_steps": self.trace_steps,
             "traces": self.traces,
+            "searches": self.searches,
         }
 
 
@@ -108,6 +110,16 @@ def run_row(
         row.examples += found.examples
         if found.found is None or found.verdict is None:
             continue
+        row.searches.append(
+            {
+                "found": sorted(found.kinds),
+                "examples_to_find": found.examples_to_find,
+                "seconds_to_find": round(found.seconds_to_find, 3),
+                "seconds_with_shrinking": round(found.seconds, 3),
+                "actions_before_shrinking": found.first_steps,
+                "actions_after_shrinking": len(found.found.actions),
+            }
+        )
         row.found_flaws |= found.kinds
         row.how |= {NEMESES[type(a)] for a in found.found.actions if type(a) in NEMESES} or {
             "interleaving"

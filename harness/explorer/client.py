@@ -13,10 +13,11 @@ from typing import Any, cast
 import redis
 from redis.client import Pipeline
 
+from harness.explorer.keys import real_now
 from limiters.base import ServerNow
 
 Point = Callable[[tuple[Any, ...]], None]
-Log = Callable[[tuple[Any, ...], Any], None]
+Log = Callable[[tuple[Any, ...], Any, float], None]  # command, reply, real instant it was sent
 
 
 class ScheduledRedis(redis.Redis):
@@ -43,15 +44,16 @@ class ScheduledRedis(redis.Redis):
         else:
             self.point(args)
         args = fresh(args)
+        sent = real_now()
         try:
             reply = super().execute_command(*args, **options)  # type: ignore[no-untyped-call]
         except redis.exceptions.NoScriptError:
             self.retrying.add(args[1])
             raise
         except redis.ResponseError as error:
-            self.log(args, error)
+            self.log(args, error, sent)
             raise
-        self.log(args, reply)
+        self.log(args, reply, sent)
         return reply
 
     def pipeline(self, transaction: bool = True, shard_hint: Any = None) -> Pipeline:
@@ -72,8 +74,9 @@ class ScheduledPipeline(Pipeline):
     def immediate_execute_command(self, *args: Any, **options: Any) -> Any:
         """WATCH and the reads before MULTI run at once: each is a point."""
         self.parent.point(args)
+        sent = real_now()
         reply = super().immediate_execute_command(*args, **options)  # type: ignore[no-untyped-call]
-        self.parent.log(args, reply)
+        self.parent.log(args, reply, sent)
         return reply
 
     def execute(self, raise_on_error: bool = True) -> list[Any]:
@@ -81,8 +84,9 @@ class ScheduledPipeline(Pipeline):
         if self.atomic or self.explicit_transaction:
             block = ("MULTI", *(" ".join(map(str, args)) for args, _ in stack), "EXEC")
             self.parent.point(block)
+            sent = real_now()
             replies = super().execute(raise_on_error)
-            self.parent.log(block, replies)
+            self.parent.log(block, replies, sent)
             return replies
         self.reset()
         return [self.parent.execute_command(*args, **options) for args, options in stack]

@@ -18,7 +18,7 @@ from hypothesis import strategies as st
 from harness.checkers import Verdict, check
 from harness.explorer.clocks import patched
 from harness.explorer.run import Run, RunResult, Setup
-from harness.explorer.schedules import Space, draw_action
+from harness.explorer.schedules import Space, draw_actions
 
 
 @dataclass
@@ -97,10 +97,11 @@ def _search(
         run = Run(setup, admin)
         try:
             for _ in range(data.draw(st.integers(1, space.max_actions))):
-                action = draw_action(data, run, swarm)
-                if action is None:
+                actions = draw_actions(data, run, swarm)
+                if not actions:
                     break
-                run.apply(action)
+                for action in actions:
+                    run.apply(action)
         finally:
             outcome = run.finish()
         verdict = check(outcome.history, setup.judge, outcome.ttls)

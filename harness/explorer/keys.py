@@ -10,16 +10,16 @@ passes, keys whose deadline has passed are deleted, as Redis would have.
 
 from __future__ import annotations
 
+import math
 import time
 from typing import Any
 
 NO_KEYS = {"PING", "TIME", "SCRIPT", "MULTI", "EXEC", "DISCARD", "UNWATCH", "INFO"}
 ALL_ARGS_ARE_KEYS = {"MGET", "DEL", "EXISTS", "UNLINK", "WATCH", "TOUCH"}
 SLOW = 1000  # a virtual second lasts this many real seconds in Redis
-MARGIN_MS = 5  # tolerance when telling our own (slowed) TTL from one the limiter just set
-# A TTL read right after it was set may be a millisecond short, so a deadline is known to
-# within a millisecond; a key expires once time is past its deadline by more than this (as
-# Redis keeps a key alive at its deadline itself). The explorer moves time by at least 10 ms.
+MARGIN_MS = 50  # tolerance when telling our own (slowed) TTL from one the limiter just set
+# Redis keeps a key alive at its deadline itself: a key expires once time is past its deadline
+# by more than this. The explorer moves time by at least 10 ms.
 LATE = 0.002
 
 
@@ -27,6 +27,11 @@ class _Real:
     """Real time, kept where swapping in virtual clocks does not reach it."""
 
     monotonic = staticmethod(time.monotonic)
+
+
+def real_now() -> float:
+    """Real monotonic seconds, in any thread, virtual clocks or not."""
+    return _Real.monotonic()
 
 
 def touched(command: tuple[Any, ...]) -> tuple[str, ...]:
@@ -55,16 +60,19 @@ class Expiry:
         self.deadlines: dict[str, float] = {}  # key -> virtual instant it expires
         self.slowed: dict[str, tuple[int, float]] = {}  # key -> (real TTL set, real instant)
 
-    def after(self, keys: tuple[str, ...], now: float) -> None:
-        """Called right after a command that touched ``keys``, at virtual instant ``now``."""
+    def after(self, keys: tuple[str, ...], now: float, sent: float) -> None:
+        """Called right after a command that touched ``keys``, at virtual instant ``now``;
+        ``sent`` is the real instant (``real_now()``) the command was sent."""
         for key in keys:
             ttl = self.client.pttl(key)
             if ttl < 0:  # gone (-2), or no TTL (-1)
                 self.deadlines.pop(key, None)
                 self.slowed.pop(key, None)
             elif not self._ours(key, ttl):
-                # never early: the TTL was set at most a millisecond before we read it
-                self._set(key, now + (ttl + 1) / 1000, now)
+                # the TTL was set no earlier than ``sent``: add all the real time since, so the
+                # deadline is never early (a loaded machine only makes it a little late)
+                counted_down = math.ceil((real_now() - sent) * 1000)
+                self._set(key, now + (ttl + counted_down + 1) / 1000, now)
 
     def advance(self, now: float) -> None:
         """Virtual time is now ``now``: delete the keys whose deadline has come."""
@@ -87,11 +95,11 @@ class Expiry:
         real_ms = max(1, round((deadline - now) * 1000 * SLOW))
         self.client.pexpire(key, real_ms)
         self.deadlines[key] = deadline
-        self.slowed[key] = (real_ms, _Real.monotonic())
+        self.slowed[key] = (real_ms, real_now())
 
     def _ours(self, key: str, ttl: int) -> bool:
         if key not in self.slowed:
             return False
         real_ms, since = self.slowed[key]
-        expected = real_ms - (_Real.monotonic() - since) * 1000
+        expected = real_ms - (real_now() - since) * 1000
         return abs(ttl - expected) <= MARGIN_MS

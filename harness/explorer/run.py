@@ -86,8 +86,8 @@ class Run:
 
     def _builder(self, build: Callable[..., Limiter]) -> Callable[[Instance], Limiter]:
         def make(instance: Instance) -> Limiter:
-            def log(command: tuple[Any, ...], reply: Any) -> None:
-                self.expiry.after(touched(command), self.time.now)
+            def log(command: tuple[Any, ...], reply: Any, sent: float) -> None:
+                self.expiry.after(touched(command), self.time.now, sent)
                 self.trace.append(
                     Line(instance.name, _show(command), _show_reply(reply), instance.clock())
                 )

@@ -19,7 +19,7 @@ from limiters import Policy
 
 HAIR = 0.01  # the smallest step of time: well above a deadline's uncertainty (keys.LATE)
 # how often each kind of action is drawn, relative to the others
-WEIGHTS = {"step": 3, "through": 3, "advance": 3, "crash": 1, "skew": 1}
+WEIGHTS = {"step": 3, "through": 3, "later": 3, "advance": 2, "crash": 1, "skew": 1}
 
 
 @dataclass(frozen=True)
@@ -51,19 +51,25 @@ class Space:
         return [w, -w, w / 2, -w / 2]
 
 
-def draw_action(data: st.DataObject, run: Run, space: Space) -> Action | None:
+def draw_actions(data: st.DataObject, run: Run, space: Space) -> list[Action]:
+    """The next action, or two: "later" is time passing, then a whole request (the pair that
+    time-dependent flaws are made of, drawn as one). Nothing when no instance can go on."""
     enabled = list(run.enabled())
     if not enabled:
-        return None
-    kinds = ["step", "through", *space.nemeses]
+        return []
+    kinds = ["step", "through", *(["later"] if "advance" in space.nemeses else []), *space.nemeses]
     kind = data.draw(st.sampled_from([k for k in kinds for _ in range(WEIGHTS[k])]))
-    if kind == "advance":
+    if kind in ("advance", "later"):
         amounts = space.advances(run.setup.policy, run.time.now)
-        return Advance(round(data.draw(st.sampled_from(amounts)), 6))
+        passing = Advance(round(data.draw(st.sampled_from(amounts)), 6))
+        if kind == "advance":
+            return [passing]
     instance = data.draw(st.sampled_from(enabled))
     if kind == "crash":
-        return Crash(instance)
+        return [Crash(instance)]
     if kind == "skew":
-        return Skew(instance, data.draw(st.sampled_from(space.skews(run.setup.policy))))
+        return [Skew(instance, data.draw(st.sampled_from(space.skews(run.setup.policy))))]
     identity = data.draw(st.sampled_from(space.identities))
-    return Through(instance, identity) if kind == "through" else Step(instance, identity)
+    if kind == "later":
+        return [passing, Through(instance, identity)]
+    return [Through(instance, identity) if kind == "through" else Step(instance, identity)]
