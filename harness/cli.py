@@ -10,7 +10,7 @@ import json
 import signal
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import redis
 
@@ -75,17 +75,17 @@ def parser() -> argparse.ArgumentParser:
     add_search_options(race)
     race.add_argument("--trace", help="where to save the shrunk trace (default: runs/...)")
     add_redis_options(race)
-    race.set_defaults(run=run_race)
+    race.set_defaults(run=explorer_command("race"))
 
     again = commands.add_parser("replay", help="re-run a saved trace on a fresh Redis")
     again.add_argument("trace", help="a trace file saved by race or race-test")
     add_redis_options(again)
-    again.set_defaults(run=run_replay)
+    again.set_defaults(run=explorer_command("replay"))
 
     campaign = commands.add_parser("race-test", help="race every catalogue limiter")
     add_search_options(campaign)
     add_redis_options(campaign)
-    campaign.set_defaults(run=run_race_test)
+    campaign.set_defaults(run=explorer_command("race_test"))
     return top
 
 
@@ -151,19 +151,12 @@ def run_check(args: argparse.Namespace) -> int:
     return 0 if found.valid else 1
 
 
-def run_race(args: argparse.Namespace) -> int:
-    from harness.explorer import commands
+def explorer_command(name: str) -> Callable[[argparse.Namespace], int]:
+    """A command of the race explorer, imported when run (it brings Hypothesis along)."""
 
-    return commands.race(args)
+    def run(args: argparse.Namespace) -> int:
+        from harness.explorer import commands
 
+        return int(getattr(commands, name)(args))
 
-def run_replay(args: argparse.Namespace) -> int:
-    from harness.explorer import commands
-
-    return commands.replay(args)
-
-
-def run_race_test(args: argparse.Namespace) -> int:
-    from harness.explorer import commands
-
-    return commands.race_test(args)
+    return run

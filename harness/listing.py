@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from harness.checkers import Verdict
-from harness.explorer.campaign import Row
 from harness.provision.doctor import Finding
 from limiters import CATALOGUE, Decision
 
@@ -87,25 +86,3 @@ def verdict(found: Verdict, *, witnesses: int = 3) -> str:
     lines.append(f"\noutcomes: {outcomes or 'none'}")
     lines.append("latency ms: " + ", ".join(f"{k} {v:.3f}" for k, v in latency.items()))
     return "\n".join(lines)
-
-
-def race_rows(rows: Iterable[Row]) -> str:
-    def flaws(names: Iterable[str]) -> str:
-        return ", ".join(sorted(names)) or "none"
-
-    return table(
-        ("limiter", "expected flaws", "flaws found", "how", "examples", "seconds", "trace", "ok"),
-        [
-            (
-                r.name,
-                flaws(r.expected_flaws),
-                flaws(r.found_flaws),
-                ", ".join(sorted(r.how)) or "-",
-                str(r.examples),
-                f"{r.seconds:.1f}",
-                str(r.trace_steps or "-"),
-                "yes" if r.matches else "NO",
-            )
-            for r in rows
-        ],
-    )

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from harness import listing
@@ -124,7 +124,7 @@ def race_test(args: argparse.Namespace) -> int:
             line = f"{target.label}: {result} ({row.examples} schedules, {row.seconds:.1f} s)"
             print(f"\r{line:<70}", file=sys.stderr)
             rows.append(row)
-    print(listing.race_rows(rows))
+    print(race_rows(rows))
     all_match = all(row.matches for row in rows)
     verdict = "all verdicts match the catalogue" if all_match else "MISMATCHES"
     print(f"\n{verdict}; traces in {out_dir}")
@@ -137,3 +137,27 @@ def race_test(args: argparse.Namespace) -> int:
 def _default_path(limiter: str) -> Path:
     RUNS.mkdir(exist_ok=True)
     return RUNS / f"race-{limiter.replace(':', '.')}-{time.strftime('%Y%m%d-%H%M%S')}.json"
+
+
+def race_rows(rows: Iterable[Row]) -> str:
+    """The race-test table."""
+
+    def flaws(names: Iterable[str]) -> str:
+        return ", ".join(sorted(names)) or "none"
+
+    return listing.table(
+        ("limiter", "expected flaws", "flaws found", "how", "examples", "seconds", "trace", "ok"),
+        [
+            (
+                r.name,
+                flaws(r.expected_flaws),
+                flaws(r.found_flaws),
+                ", ".join(sorted(r.how)) or "-",
+                str(r.examples),
+                f"{r.seconds:.1f}",
+                str(r.trace_steps or "-"),
+                "yes" if r.matches else "NO",
+            )
+            for r in rows
+        ],
+    )
