@@ -84,6 +84,12 @@ def parser() -> argparse.ArgumentParser:
 
     campaign = commands.add_parser("race-test", help="race every catalogue limiter")
     add_search_options(campaign)
+    campaign.add_argument(
+        "--stress-seconds",
+        type=float,
+        default=1.0,
+        help="per limiter, a naive threaded stress test for contrast (1; 0: off)",
+    )
     add_redis_options(campaign)
     campaign.set_defaults(run=explorer_command("race_test"))
     return top

@@ -18,6 +18,7 @@ from harness.checkers import Verdict
 from harness.explorer.actions import NEMESES
 from harness.explorer.explore import Exploration, explore
 from harness.explorer.run import Setup
+from harness.explorer.stress import stress
 from harness.explorer.trace import save
 from limiters import CATALOGUE, Policy
 
@@ -47,6 +48,7 @@ class Row:
     trace_steps: int = 0  # the longest of the shortest traces, one per flaw found
     traces: list[str] = field(default_factory=list)
     searches: list[dict[str, Any]] = field(default_factory=list)  # per flaw: how fast, how short
+    stress_found: set[str] = field(default_factory=set)  # what naive stress found, for contrast
 
     @property
     def matches(self) -> bool:
@@ -65,6 +67,7 @@ class Row:
             "trace_steps": self.trace_steps,
             "traces": self.traces,
             "searches": self.searches,
+            "stress_found_flaws": sorted(self.stress_found),
         }
 
 
@@ -91,6 +94,7 @@ def targets() -> list[Target]:
 def run_row(
     target: Target,
     *,
+    stress_seconds: float,
     url: str,
     instances: int,
     max_examples: int,
@@ -129,6 +133,9 @@ def run_row(
         save(path, setup, found.found, found.verdict)
         row.traces.append(os.fspath(path))
     row.seconds = time.perf_counter() - started
+    if stress_seconds > 0:
+        verdict = stress(setup, stress_seconds)
+        row.stress_found = {v.kind for v in verdict.violations if v.count}
     return row
 
 

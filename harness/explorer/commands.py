@@ -106,6 +106,8 @@ def replay(args: argparse.Namespace) -> int:
 
 def race_test(args: argparse.Namespace) -> int:
     budget = _budget(args)
+    if not 0 <= args.stress_seconds <= 60:
+        raise ValueError("--stress-seconds must be 0..60")
     out_dir = RUNS / time.strftime("race-test-%Y%m%d-%H%M%S")
     out_dir.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = []
@@ -119,6 +121,7 @@ def race_test(args: argparse.Namespace) -> int:
                 seed=args.seed,
                 out_dir=out_dir,
                 on_example=_progress(target.label),
+                stress_seconds=args.stress_seconds,
             )
             result = "ok" if row.matches else "MISMATCH"
             line = f"{target.label}: {result} ({row.examples} schedules, {row.seconds:.1f} s)"
@@ -146,7 +149,17 @@ def race_rows(rows: Iterable[Row]) -> str:
         return ", ".join(sorted(names)) or "none"
 
     return listing.table(
-        ("limiter", "expected flaws", "flaws found", "how", "examples", "seconds", "trace", "ok"),
+        (
+            "limiter",
+            "expected flaws",
+            "flaws found",
+            "how",
+            "examples",
+            "seconds",
+            "trace",
+            "ok",
+            "naive stress found",
+        ),
         [
             (
                 r.name,
@@ -157,6 +170,7 @@ def race_rows(rows: Iterable[Row]) -> str:
                 f"{r.seconds:.1f}",
                 str(r.trace_steps or "-"),
                 "yes" if r.matches else "NO",
+                flaws(r.stress_found),
             )
             for r in rows
         ],

@@ -16,7 +16,7 @@ from harness.explorer.clocks import InstanceClock, VirtualTime
 from harness.explorer.instance import Died, Event, Finished, Instance, Pending
 from harness.explorer.keys import Expiry, text, touched
 from harness.history import Operation, Outcome
-from limiters import Limiter, Policy, resolve
+from limiters import Decision, Limiter, Policy, resolve
 
 
 @dataclass(frozen=True)
@@ -160,25 +160,18 @@ class Run:
             return
         assert isinstance(event, Finished)
         if event.decision is None:
-            outcome, now = Outcome.UNKNOWN, None
-            self.trace.append(
-                Line(name, f"check({slot.identity}) failed", event.error, self.time.now)
+            line = Line(name, f"check({slot.identity}) failed", event.error, self.time.now)
+            unknown = Outcome.UNKNOWN
+            self.history.append(
+                Operation(name, slot.identity, slot.invoked, self.time.now, unknown)
             )
         else:
-            outcome = Outcome.ALLOWED if event.decision.allowed else Outcome.REJECTED
-            now = event.decision.now
-            self.trace.append(
-                Line(name, f"check({slot.identity})", str(outcome), slot.instance.clock())
+            outcome = "allowed" if event.decision.allowed else "rejected"
+            line = Line(name, f"check({slot.identity})", outcome, slot.instance.clock())
+            self.history.append(
+                decided(name, slot.identity, slot.invoked, self.time.now, event.decision, keys=keys)
             )
-            if event.decision.delay:  # a queued call: the operation is its departure, later
-                departs = self.time.now + event.decision.delay
-                self.history.append(
-                    Operation(name, slot.identity, departs, departs, outcome, now, keys)
-                )
-                return
-        self.history.append(
-            Operation(name, slot.identity, slot.invoked, self.time.now, outcome, now, keys)
-        )
+        self.trace.append(line)
 
     def finish(self) -> RunResult:
         """End the run: instances still waiting to send never do (their requests stay
@@ -197,6 +190,25 @@ class Run:
         return RunResult(
             self.history, self.expiry.snapshot(self.time.now), self.trace, self.actions
         )
+
+
+def decided(
+    process: str,
+    identity: str,
+    invoked: float,
+    completed: float,
+    decision: Decision,
+    *,
+    keys: tuple[str, ...] = (),
+) -> Operation:
+    """The operation a decision makes. A queued call (a leaky bucket's ``delay``) is recorded
+    as its departure: between the instant the limiter scheduled (its ``now`` plus ``delay``)
+    and ``delay`` after the answer arrived; ``now`` keeps when it was accepted."""
+    outcome = Outcome.ALLOWED if decision.allowed else Outcome.REJECTED
+    if decision.allowed and decision.delay:
+        scheduled = (decision.now if decision.now is not None else completed) + decision.delay
+        invoked, completed = sorted((scheduled, completed + decision.delay))
+    return Operation(process, identity, invoked, completed, outcome, decision.now, keys)
 
 
 def _show(command: tuple[Any, ...]) -> str:

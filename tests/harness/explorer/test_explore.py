@@ -6,6 +6,7 @@ import pytest
 
 from harness.explorer.explore import explore
 from harness.explorer.run import Setup
+from harness.explorer.stress import stress
 from harness.explorer.trace import load, replay, save
 from harness.provision import RedisServer
 from limiters import Policy
@@ -36,3 +37,12 @@ def test_a_correct_limiter_is_not_accused(redis_server: RedisServer) -> None:
     found = explore(Setup("fixed-window-lua", FIXED, 2, redis_server.url), max_examples=90, seed=5)
     assert found.found is None
     assert found.examples == 90
+
+
+def test_naive_stress_is_judged_by_the_same_checkers(redis_server: RedisServer) -> None:
+    """Threads hammering with real clocks: per-process counters show at once; a correct
+    limiter, the leaky bucket with its queued departures included, stays clean."""
+    in_memory = stress(Setup("in-memory", FIXED, 2, redis_server.url), seconds=0.3)
+    assert kinds(in_memory) == {"over-admission"}
+    leaky = Policy.parse("leaky-bucket:rate=20,capacity=2")
+    assert stress(Setup("leaky-bucket", leaky, 2, redis_server.url), seconds=0.3).valid
