@@ -54,12 +54,11 @@ def to_json(action: Action) -> dict[str, object]:
     return {"action": type(action).__name__.lower(), **vars(action)}
 
 
+KINDS: dict[str, type[Action]] = {
+    kind.__name__.lower(): kind for kind in (Step, Through, Advance, Crash, Skew)
+}
+
+
 def from_json(record: dict[str, object]) -> Action:
-    kinds: dict[str, type[Action]] = {
-        "step": Step,
-        "advance": Advance,
-        "crash": Crash,
-        "skew": Skew,
-    }
     fields = {k: v for k, v in record.items() if k != "action"}
-    return kinds[str(record["action"])](**fields)  # type: ignore[arg-type]
+    return KINDS[str(record["action"])](**fields)  # type: ignore[arg-type]

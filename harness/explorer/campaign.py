@@ -19,7 +19,7 @@ from harness.explorer.actions import NEMESES
 from harness.explorer.explore import Exploration, explore
 from harness.explorer.run import Setup
 from harness.explorer.stress import stress
-from harness.explorer.trace import save
+from harness.explorer.trace import load, replay, save
 from limiters import CATALOGUE, Policy
 
 # small budgets make races reachable in few steps; windows long enough to see them
@@ -49,10 +49,11 @@ class Row:
     traces: list[str] = field(default_factory=list)
     searches: list[dict[str, Any]] = field(default_factory=list)  # per flaw: how fast, how short
     stress_found: set[str] = field(default_factory=set)  # what naive stress found, for contrast
+    replays_fail: list[str] = field(default_factory=list)  # saved traces that did not reproduce
 
     @property
     def matches(self) -> bool:
-        return self.found_flaws == set(self.expected_flaws)
+        return self.found_flaws == set(self.expected_flaws) and not self.replays_fail
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -68,6 +69,7 @@ class Row:
             "traces": self.traces,
             "searches": self.searches,
             "stress_found_flaws": sorted(self.stress_found),
+            "replays_that_failed": self.replays_fail,
         }
 
 
@@ -132,6 +134,9 @@ def run_row(
         path = out_dir / f"{target.limiter}-{'-'.join(sorted(found.kinds))}.json"
         save(path, setup, found.found, found.verdict)
         row.traces.append(os.fspath(path))
+        _, again = replay(load(path), url)  # the saved trace must break it again
+        if not found.kinds & {v.kind for v in again.violations if v.count}:
+            row.replays_fail.append(os.fspath(path))
     row.seconds = time.perf_counter() - started
     if stress_seconds > 0:
         verdict = stress(setup, stress_seconds)
