@@ -34,6 +34,7 @@ RACE_POLICIES = {
 BOUNDARY_JUDGE = "sliding-window:limit=1,window=10"
 # schedules per search: quick for development, thorough for CI
 PROFILES = {"quick": 300, "thorough": 1000}
+FLAW_BUDGET = 3  # times the profile's schedules, for a search that expects a flaw
 
 
 @dataclass
@@ -107,12 +108,13 @@ def run_row(
     row = Row(target.label, target.judged_by or target.policy, target.expected)
     judged_by = Policy.parse(target.judged_by) if target.judged_by else None
     setup = Setup(target.limiter, Policy.parse(target.policy), instances, url, judged_by)
+    # a search for an expected flaw stops at its find: it may go on longer when the flaw is
+    # hard to reach, at no cost when it is not; a correct limiter gets the plain budget
     searches = [_shows(kind) for kind in target.expected] or [_invalid]
+    budget = max_examples * (FLAW_BUDGET if target.expected else 1)
     started = time.perf_counter()
     for wanted in searches:
-        found = explore(
-            setup, wanted=wanted, max_examples=max_examples, seed=seed, on_example=on_example
-        )
+        found = explore(setup, wanted=wanted, max_examples=budget, seed=seed, on_example=on_example)
         row.examples += found.examples
         if found.found is None or found.verdict is None:
             continue

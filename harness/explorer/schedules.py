@@ -19,7 +19,7 @@ from limiters import Policy
 
 HAIR = 0.01  # the smallest step of time: well above a deadline's uncertainty (keys.LATE)
 # how often each kind of action is drawn, relative to the others
-WEIGHTS = {"step": 3, "through": 3, "later": 3, "advance": 2, "crash": 1, "skew": 1}
+WEIGHTS = {"step": 3, "through": 3, "later": 3, "stall": 2, "advance": 2, "crash": 1, "skew": 1}
 
 
 @dataclass(frozen=True)
@@ -52,24 +52,38 @@ class Space:
 
 
 def draw_actions(data: st.DataObject, run: Run, space: Space) -> list[Action]:
-    """The next action, or two: "later" is time passing, then a whole request (the pair that
+    """The next action, or two: "later" is time passing, then a whole request; "stall" is one
+    round trip, then time passing while the instance is between two commands (the pairs that
     time-dependent flaws are made of, drawn as one). Nothing when no instance can go on."""
     enabled = list(run.enabled())
     if not enabled:
         return []
-    kinds = ["step", "through", *(["later"] if "advance" in space.nemeses else []), *space.nemeses]
+    timed = ["later", "stall"] if "advance" in space.nemeses else []
+    kinds = ["step", "through", *timed, *space.nemeses]
     kind = data.draw(st.sampled_from([k for k in kinds for _ in range(WEIGHTS[k])]))
-    if kind in ("advance", "later"):
+    if kind in ("crash", "skew"):
+        return [_fault(data, run, space, kind, enabled)]
+    passing: list[Action] = []
+    if kind in ("advance", "later", "stall"):
         amounts = space.advances(run.setup.policy, run.time.now)
-        passing = Advance(round(data.draw(st.sampled_from(amounts)), 6))
+        passing = [Advance(round(data.draw(st.sampled_from(amounts)), 6))]
         if kind == "advance":
-            return [passing]
+            return passing
+    instance = data.draw(st.sampled_from(enabled))
+    identity = data.draw(st.sampled_from(space.identities))
+    step: Action = Step(instance, identity)
+    whole: Action = Through(instance, identity)
+    compose: dict[str, list[Action]] = {
+        "step": [step],
+        "through": [whole],
+        "later": [*passing, whole],
+        "stall": [step, *passing],
+    }
+    return compose[kind]
+
+
+def _fault(data: st.DataObject, run: Run, space: Space, kind: str, enabled: list[int]) -> Action:
     instance = data.draw(st.sampled_from(enabled))
     if kind == "crash":
-        return [Crash(instance)]
-    if kind == "skew":
-        return [Skew(instance, data.draw(st.sampled_from(space.skews(run.setup.policy))))]
-    identity = data.draw(st.sampled_from(space.identities))
-    if kind == "later":
-        return [passing, Through(instance, identity)]
-    return [Through(instance, identity) if kind == "through" else Step(instance, identity)]
+        return Crash(instance)
+    return Skew(instance, data.draw(st.sampled_from(space.skews(run.setup.policy))))

@@ -113,3 +113,18 @@ def test_a_plugged_in_limiter_reading_time_time_runs_on_virtual_time(
         Outcome.ALLOWED,
     ]
     assert verdict.valid
+
+
+def test_the_recreated_counter_of_setnx_incr_admits_one_too_many(redis_server: RedisServer) -> None:
+    """The trace the explorer found: app-0 stops between SET NX and INCR while its window's key
+    expires; app-1 is admitted in the next window; app-0's INCR starts a fresh count at 1."""
+    actions: list[Action] = [
+        Through(0, "user:1"),
+        *steps(0, 0),
+        Advance(10),
+        Through(1, "user:1"),
+        Advance(0.01),
+        *steps(0),
+    ]
+    _, verdict = run(redis_server.url, "fixed-window-setnx-incr", FIXED, actions)
+    assert kinds(verdict) == {"immortal-key", "over-admission"}
