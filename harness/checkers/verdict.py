@@ -72,6 +72,11 @@ class Verdict:
     def valid(self) -> bool:
         return not any(v.count for v in self.violations)
 
+    @property
+    def kinds(self) -> set[str]:
+        """The kinds of violation found."""
+        return {v.kind for v in self.violations if v.count}
+
     def add(self, kind: str, witnesses: Iterable[Witness]) -> None:
         found = list(witnesses)
         if found:

@@ -137,18 +137,18 @@ def run_row(
         save(path, setup, found.found, found.verdict)
         row.traces.append(os.fspath(path))
         _, again = replay(load(path), url)  # the saved trace must break it again
-        if not found.kinds & {v.kind for v in again.violations if v.count}:
+        if not found.kinds & again.kinds:
             row.replays_fail.append(os.fspath(path))
     row.seconds = time.perf_counter() - started
     if stress_seconds > 0:
         verdict = stress(setup, stress_seconds)
-        row.stress_found = {v.kind for v in verdict.violations if v.count}
+        row.stress_found = verdict.kinds
     return row
 
 
 def _shows(kind: str) -> Callable[[Verdict], bool]:
     def wanted(verdict: Verdict) -> bool:
-        return any(v.kind == kind and v.count for v in verdict.violations)
+        return kind in verdict.kinds
 
     return wanted
 

@@ -98,8 +98,7 @@ def replay(args: argparse.Namespace) -> int:
     print("\n".join(render(result)))
     print()
     print(listing.verdict(verdict, witnesses=1))
-    again = {v.kind for v in verdict.violations if v.count}
-    reproduced = bool(again & set(saved.violations))
+    reproduced = bool(verdict.kinds & set(saved.violations))
     print(f"\n{'reproduced' if reproduced else 'NOT reproduced'}: {', '.join(saved.violations)}")
     return 1 if reproduced else 0
 

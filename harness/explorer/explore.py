@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import redis
 from hypothesis import HealthCheck, Phase, given, settings
@@ -31,7 +31,11 @@ class Exploration:
     found: RunResult | None = None  # the shortest failing run, after shrinking
     verdict: Verdict | None = None
     first_steps: int = 0  # actions in the first failing schedule, before shrinking
-    kinds: set[str] = field(default_factory=set)
+
+    @property
+    def kinds(self) -> set[str]:
+        """The kinds of violation the shortest failing run shows."""
+        return self.verdict.kinds if self.verdict else set()
 
     @property
     def trace_steps(self) -> int:
@@ -63,8 +67,6 @@ def explore(
         if result.found is not None:
             break
     result.seconds = time.perf_counter() - started
-    if result.verdict is not None:
-        result.kinds = {v.kind for v in result.verdict.violations if v.count}
     return result
 
 

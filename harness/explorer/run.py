@@ -4,15 +4,16 @@ order, and what came of it: the history, the keys left behind, and a trace a per
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 import redis
 
+from harness.checkers import Verdict, check
 from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
 from harness.explorer.client import ScheduledRedis
-from harness.explorer.clocks import InstanceClock, VirtualTime
+from harness.explorer.clocks import InstanceClock, VirtualTime, patched
 from harness.explorer.instance import Died, Event, Finished, Instance, Pending
 from harness.explorer.keys import Expiry, text, touched
 from harness.history import Operation, Outcome
@@ -190,6 +191,22 @@ class Run:
         return RunResult(
             self.history, self.expiry.snapshot(self.time.now), self.trace, self.actions
         )
+
+
+def run_schedule(setup: Setup, actions: Iterable[Action]) -> tuple[RunResult, Verdict]:
+    """Run a fixed schedule on a flushed Redis, under virtual clocks, and judge its history."""
+    admin = redis.Redis.from_url(setup.url)
+    try:
+        with patched():
+            run = Run(setup, admin)
+            try:
+                for action in actions:
+                    run.apply(action)
+            finally:
+                result = run.finish()
+    finally:
+        admin.close()
+    return result, check(result.history, setup.judge, result.ttls)
 
 
 def decided(

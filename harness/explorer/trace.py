@@ -12,12 +12,9 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
-import redis
-
-from harness.checkers import Verdict, check
+from harness.checkers import Verdict
 from harness.explorer.actions import Action, from_json, to_json
-from harness.explorer.clocks import patched
-from harness.explorer.run import Run, RunResult, Setup
+from harness.explorer.run import RunResult, Setup, run_schedule
 from limiters import Policy
 
 
@@ -45,7 +42,7 @@ def save(path: str | os.PathLike[str], setup: Setup, result: RunResult, verdict:
         "policy": str(setup.policy),
         "judged_by": str(setup.judge),
         "instances": setup.instances,
-        "violations": sorted(v.kind for v in verdict.violations if v.count),
+        "violations": sorted(verdict.kinds),
         "actions": [to_json(action) for action in result.actions],
         "trace": render(result),
         "verdict": verdict.to_json(),
@@ -75,15 +72,4 @@ def load(path: str | os.PathLike[str]) -> SavedTrace:
 def replay(saved: SavedTrace, url: str) -> tuple[RunResult, Verdict]:
     """Run the saved actions again, on a flushed Redis, and judge the new history."""
     setup = Setup(saved.limiter, saved.policy, saved.instances, url, saved.judged_by)
-    admin = redis.Redis.from_url(url)
-    try:
-        with patched():
-            run = Run(setup, admin)
-            try:
-                for action in saved.actions:
-                    run.apply(action)
-            finally:
-                result = run.finish()
-        return result, check(result.history, setup.judge, result.ttls)
-    finally:
-        admin.close()
+    return run_schedule(setup, saved.actions)

@@ -10,7 +10,6 @@ from harness.explorer.stress import stress
 from harness.explorer.trace import load, replay, save
 from harness.provision import RedisServer
 from limiters import Policy
-from tests.harness.explorer.schedules import kinds
 
 pytestmark = pytest.mark.integration
 FIXED = Policy.parse("fixed-window:limit=1,window=10")
@@ -20,7 +19,7 @@ def test_finds_and_shrinks_the_get_set_race_and_the_trace_replays(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
     setup = Setup("naive-get-set", FIXED, 2, redis_server.url)
-    found = explore(setup, wanted=lambda v: "over-admission" in kinds(v), max_examples=400, seed=3)
+    found = explore(setup, wanted=lambda v: "over-admission" in v.kinds, max_examples=400, seed=3)
     assert found.found is not None
     assert found.verdict is not None
     assert "over-admission" in found.kinds
@@ -29,7 +28,7 @@ def test_finds_and_shrinks_the_get_set_race_and_the_trace_replays(
     path = tmp_path / "trace.json"
     save(path, setup, found.found, found.verdict)
     again, verdict = replay(load(path), redis_server.url)
-    assert "over-admission" in kinds(verdict)
+    assert "over-admission" in verdict.kinds
     assert [line.what for line in again.trace] == [line.what for line in found.found.trace]
 
 
@@ -43,6 +42,6 @@ def test_naive_stress_is_judged_by_the_same_checkers(redis_server: RedisServer) 
     """Threads hammering with real clocks: per-process counters show at once; a correct
     limiter, the leaky bucket with its queued departures included, stays clean."""
     in_memory = stress(Setup("in-memory", FIXED, 2, redis_server.url), seconds=0.3)
-    assert kinds(in_memory) == {"over-admission"}
+    assert in_memory.kinds == {"over-admission"}
     leaky = Policy.parse("leaky-bucket:rate=20,capacity=2")
     assert stress(Setup("leaky-bucket", leaky, 2, redis_server.url), seconds=0.3).valid

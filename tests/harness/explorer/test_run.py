@@ -5,7 +5,7 @@ import pytest
 from harness.explorer.actions import Action, Advance, Crash, Skew, Through
 from harness.history import Outcome
 from harness.provision import RedisServer
-from tests.harness.explorer.schedules import kinds, run, steps
+from tests.harness.explorer.schedules import run, steps
 
 pytestmark = pytest.mark.integration
 FIXED = "fixed-window:limit=1,window=10"
@@ -27,7 +27,7 @@ def test_the_get_set_race_is_exactly_the_interleaving_chosen(redis_server: Redis
         "check(user:1)",
     ]
     assert [op.outcome for op in result.history] == [Outcome.ALLOWED, Outcome.ALLOWED]
-    assert kinds(verdict) == {"over-admission"}
+    assert verdict.kinds == {"over-admission"}
 
 
 def test_a_script_is_one_point_so_the_same_schedule_cannot_break_it(
@@ -52,7 +52,7 @@ def test_pipelined_commands_are_separate_points(redis_server: RedisServer) -> No
 def test_a_crash_between_incr_and_expire_leaves_an_immortal_key(redis_server: RedisServer) -> None:
     actions: list[Action] = [*steps(0, 0), Crash(0)]  # INCR sent; EXPIRE never is
     result, verdict = run(redis_server.url, "fixed-window-incr-expire", FIXED, actions)
-    assert kinds(verdict) == {"immortal-key"}
+    assert verdict.kinds == {"immortal-key"}
     assert result.history[0].complete is None
     assert -1.0 in result.ttls.values()
 
@@ -68,7 +68,7 @@ def test_time_passing_expires_the_key_between_setnx_and_incr(
         Through(0, "user:1"),
     ]
     _, verdict = run(redis_server.url, "fixed-window-setnx-incr", FIXED, actions)
-    assert "immortal-key" in kinds(verdict)
+    assert "immortal-key" in verdict.kinds
 
 
 def test_keys_expire_by_virtual_time_only(redis_server: RedisServer) -> None:
@@ -92,7 +92,7 @@ def test_a_clock_running_ahead_refills_the_client_clock_bucket(redis_server: Red
     actions: list[Action] = [Through(0, "user:1"), Skew(1, 10), Through(1, "user:1")]
     spec = "token-bucket:capacity=1,rate=0.1"
     _, verdict = run(redis_server.url, "token-bucket-client-clock", spec, actions)
-    assert kinds(verdict) == {"over-admission"}
+    assert verdict.kinds == {"over-admission"}
     _, verdict = run(redis_server.url, "token-bucket-lua", spec, actions)
     assert verdict.valid
 
@@ -127,4 +127,4 @@ def test_the_recreated_counter_of_setnx_incr_admits_one_too_many(redis_server: R
         *steps(0),
     ]
     _, verdict = run(redis_server.url, "fixed-window-setnx-incr", FIXED, actions)
-    assert kinds(verdict) == {"immortal-key", "over-admission"}
+    assert verdict.kinds == {"immortal-key", "over-admission"}
