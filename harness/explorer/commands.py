@@ -19,14 +19,15 @@ from harness.provision import provision
 from limiters import CATALOGUE, Policy, PolicyError, resolve
 
 RUNS = Path("runs")
+FINDERS = {"sweep": "the one-preemption sweep", "search": "Hypothesis' search"}
 
 
 def _progress(label: str) -> Callable[[Exploration], None]:
     """On a terminal, a line that counts schedules as they run (shrinking included)."""
 
     def show(found: Exploration) -> None:
-        if sys.stderr.isatty() and found.examples % 10 == 0:
-            doing = "shrinking" if found.found is not None else "searching"
+        if sys.stderr.isatty() and (found.examples + found.shrink_runs) % 10 == 0:
+            doing = "searching" if found.found is None else f"shrinking ({found.shrink_runs} tried)"
             line = f"{label}: {doing}, {found.examples} schedules"
             print(f"\r{line:<70}", end="", file=sys.stderr, flush=True)
 
@@ -65,6 +66,7 @@ def race(args: argparse.Namespace) -> int:
         "found": sorted(found.kinds),
         "examples": found.examples,
         "examples_to_find": found.examples_to_find,
+        "found_by": found.stage or None,
         "seconds_to_find": round(found.seconds_to_find, 3),
         "seconds": round(found.seconds, 3),
         "trace_steps": found.trace_steps,
@@ -75,16 +77,18 @@ def race(args: argparse.Namespace) -> int:
         save(path, setup, found.found, found.verdict)
         summary["trace"] = str(path)
         print(
-            f"{args.limiter} with {policy}: {', '.join(sorted(found.kinds))} after "
-            f"{found.examples_to_find} schedules ({found.seconds_to_find:.2f} s); "
-            f"shrunk to {len(found.found.actions)} actions in {found.seconds:.2f} s in all:\n"
+            f"{args.limiter} with {policy}: {', '.join(sorted(found.kinds))}, found by "
+            f"{FINDERS[found.stage]} after {found.examples_to_find} schedules "
+            f"({found.seconds_to_find:.2f} s); shrunk to {len(found.found.actions)} actions, "
+            f"{found.seconds:.2f} s in all:\n"
         )
         print("\n".join(render(found.found)))
         print(f"\n{listing.verdict(found.verdict, witnesses=1)}\n\nsaved: {path}")
     else:
         print(
             f"{args.limiter} with {policy}: no violation in {found.examples} schedules "
-            f"({found.seconds:.2f} s)"
+            f"({found.swept} of the one-preemption sweep, {found.examples - found.swept} drawn; "
+            f"{found.seconds:.2f} s)"
         )
     if args.json_out:
         Path(args.json_out).write_text(json.dumps(summary, indent=1))

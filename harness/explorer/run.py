@@ -102,6 +102,10 @@ class Run:
         """The instances that can take a step."""
         return (n for n, slot in enumerate(self.slots) if not slot.dead)
 
+    def busy(self, instance: int) -> bool:
+        """Whether the instance is inside a request (between two of its round trips)."""
+        return self.slots[instance].busy
+
     def apply(self, action: Action) -> None:
         self.actions.append(action)
         if isinstance(action, Step):
@@ -198,14 +202,21 @@ def run_schedule(setup: Setup, actions: Iterable[Action]) -> tuple[RunResult, Ve
     admin = redis.Redis.from_url(setup.url)
     try:
         with patched():
-            run = Run(setup, admin)
-            try:
-                for action in actions:
-                    run.apply(action)
-            finally:
-                result = run.finish()
+            return run_actions(setup, admin, actions)
     finally:
         admin.close()
+
+
+def run_actions(
+    setup: Setup, admin: redis.Redis, actions: Iterable[Action]
+) -> tuple[RunResult, Verdict]:
+    """``run_schedule`` for a caller that runs many, already under ``patched()``."""
+    run = Run(setup, admin)
+    try:
+        for action in actions:
+            run.apply(action)
+    finally:
+        result = run.finish()
     return result, check(result.history, setup.judge, result.ttls)
 
 

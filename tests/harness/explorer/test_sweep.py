@@ -1,0 +1,66 @@
+"""The one-preemption sweep: read-then-write races in a handful of schedules, none on a script."""
+
+import pytest
+
+from harness.explorer.actions import Advance, Skew, Step, Through
+from harness.explorer.explore import explore
+from harness.explorer.run import Setup
+from harness.explorer.sweep import MAX_STEPS, Preemption, families, warm_ups
+from harness.provision import RedisServer
+from limiters import Policy
+
+
+def test_warm_ups_are_a_fresh_key_and_a_key_one_admission_short_of_the_budget() -> None:
+    assert warm_ups(Policy.parse("fixed-window:limit=1,window=10")) == [0]
+    assert warm_ups(Policy.parse("token-bucket:capacity=5,rate=1")) == [0, 4]
+    assert warm_ups(Policy.parse("leaky-bucket:rate=1,capacity=3")) == [0, 2]
+
+
+def test_a_preemption_stops_instance_0_lets_instance_1_through_then_finishes_0() -> None:
+    preemption = Preemption("user:1", warm=1, steps=2)
+    assert preemption.head() == [Through(0, "user:1"), Step(0, "user:1"), Step(0, "user:1")]
+    assert preemption.tail() == [Through(1, "user:1"), Through(0, "user:1")]
+
+
+def test_each_family_tries_every_stopping_place_in_order() -> None:
+    policy = Policy.parse("sliding-window:limit=3,window=10")
+    found = list(families(policy, "user:1"))
+    assert [{p.warm for p in family} for family in found] == [{0}, {2}]
+    assert all([p.steps for p in family] == list(range(1, MAX_STEPS + 1)) for family in found)
+
+
+READ_THEN_WRITE = [
+    ("naive-get-set", "fixed-window:limit=1,window=10"),
+    ("colleague", "fixed-window:limit=1,window=10"),
+    ("sliding-counter-mget-incr", "sliding-counter:limit=1,window=10"),
+    ("token-bucket-nonatomic", "token-bucket:capacity=1,rate=0.1"),
+    ("naive-get-set", "fixed-window:limit=3,window=10"),  # needs the warm-up to 2
+]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("limiter", "spec"), READ_THEN_WRITE)
+def test_the_sweep_finds_each_read_then_write_race_in_a_few_schedules(
+    redis_server: RedisServer, limiter: str, spec: str
+) -> None:
+    setup = Setup(limiter, Policy.parse(spec), 2, redis_server.url)
+    found = explore(setup, wanted=lambda v: "over-admission" in v.kinds, max_examples=50)
+    assert found.stage == "sweep"
+    assert found.examples_to_find <= 4
+    assert found.found is not None
+    assert found.found.actions[-2:] == [Through(1, "user:1"), Through(0, "user:1")]
+
+
+@pytest.mark.integration
+def test_a_flaw_that_needs_a_fault_is_left_to_the_search(redis_server: RedisServer) -> None:
+    setup = Setup(
+        "token-bucket-client-clock",
+        Policy.parse("token-bucket:capacity=1,rate=0.1"),
+        2,
+        redis_server.url,
+    )
+    found = explore(setup, wanted=lambda v: "over-admission" in v.kinds, max_examples=600, seed=1)
+    assert found.stage == "search"
+    assert found.found is not None
+    # the instance's clock is off, or it read it and then waited: either way time must pass
+    assert any(isinstance(action, Advance | Skew) for action in found.found.actions)
