@@ -56,6 +56,16 @@ class Entry:
 
 
 OVER, WRONG, IMMORTAL = Flaw.OVER_ADMISSION, Flaw.WRONGFUL_REJECTION, Flaw.IMMORTAL_KEY
+# the fixed windows keyed by the instance's clock, under clock skew
+SKEWED_WINDOWS_OVER = (
+    "Part 2 keys the window by each instance's clock: under clock skew two instances count "
+    "one moment in different windows"
+)
+SKEWED_WINDOWS_WRONG = (
+    "Part 2 keys the window by each instance's clock: under clock skew an instance behind "
+    "still counts the window that ended"
+)
+SKEW_NOTE = "the flaws under clock skew are not in the chapter; the race explorer showed them"
 FIXED, SLIDING = "fixed-window:limit=5,window=2", "sliding-window:limit=5,window=2"
 COUNTER, BUCKET = "sliding-counter:limit=5,window=2", "token-bucket:capacity=5,rate=2.5"
 
@@ -67,7 +77,8 @@ ENTRIES = (
         "Part 7 WRONG: GET, compare, SET EX",
         {
             OVER: "Part 7: two instances GET the same count before either SETs",
-            WRONG: "Part 7: SET EX restarts the TTL on every admission, so the window never closes",
+            WRONG: "Part 7: the window is the key's TTL, started by an admission (restarted by "
+            "every SET EX), not the clock's: a new window finds the old count",
         },
         note="wrongful-rejection is not in the chapter; the harness shows it",
     ),
@@ -88,7 +99,10 @@ ENTRIES = (
         "Part 2: INCR, then EXPIRE if count == 1",
         {
             IMMORTAL: "Part 7: a crash between INCR and EXPIRE leaves a counter with no TTL",
+            OVER: SKEWED_WINDOWS_OVER,
+            WRONG: SKEWED_WINDOWS_WRONG,
         },
+        note=SKEW_NOTE,
     ),
     Entry(
         "fixed-window-setnx-incr",
@@ -97,9 +111,12 @@ ENTRIES = (
         "Part 7 'robust': SET NX EX, then INCR",
         {
             IMMORTAL: "Part 7: the key expires between SET NX and INCR; INCR recreates it, no TTL",
-            OVER: "Part 7: that recreated counter starts again at 1, so one more is admitted",
+            OVER: "Part 7: that recreated counter starts again at 1, so one more is admitted "
+            "(and, as in Part 2, clock skew splits a window)",
+            WRONG: SKEWED_WINDOWS_WRONG,
         },
-        note="over-admission is not in the chapter; the race explorer showed it",
+        note="over-admission is not in the chapter (neither the recreated counter nor clock "
+        "skew); the race explorer showed it, and the wrongful rejection under skew",
     ),
     Entry("fixed-window-lua", FixedWindowLua, FIXED, "Part 7 Lua check-and-increment, server time"),
     Entry(
@@ -109,7 +126,13 @@ ENTRIES = (
         "Part 3 as written: pipelined log, random-member ZREM undo",
         {
             WRONG: "Part 3: undo ZREMs a fresh random member; refusals stay logged and lock out",
+            OVER: "Part 3 stamps entries with the instance's clock, read before the pipeline is "
+            "sent: a stale stamp (a pause, a clock behind) slides out of the window early",
+            IMMORTAL: "Part 3's pipeline is no transaction (Part 7 offers one as the fix): cut "
+            "between ZADD and EXPIRE, it leaves the log with no TTL",
         },
+        note="over-admission and immortal-key are not in the chapter; the race explorer "
+        "showed them",
     ),
     Entry("sliding-log-lua", SlidingLogLua, SLIDING, "atomic sorted-set log, server time"),
     Entry(
@@ -119,7 +142,13 @@ ENTRIES = (
         "Part 4 as written: MGET, decide, INCR",
         {
             OVER: "Part 4: instances that MGET the same counts all INCR past the limit",
+            WRONG: "Part 4 takes the windows from each instance's clock: under clock skew an "
+            "instance behind still weighs the window that ended",
+            IMMORTAL: "Part 4's INCR, EXPIRE pipeline is no transaction (Part 7 offers one as "
+            "the fix): cut between them, it leaves the counter with no TTL",
         },
+        note="wrongful-rejection and immortal-key are not in the chapter; the race explorer "
+        "showed them",
     ),
     Entry(
         "sliding-counter-lua",
@@ -135,7 +164,10 @@ ENTRIES = (
         "HMGET, compute in Python, HSET",
         {
             OVER: "Part 5: two instances read the same tokens and both spend the last one",
+            IMMORTAL: "Part 7: a crash between HSET and EXPIRE leaves the bucket with no TTL, "
+            "as one between INCR and EXPIRE does",
         },
+        note="immortal-key is not in the chapter; the race explorer showed it",
     ),
     Entry(
         "token-bucket-client-clock",
@@ -143,7 +175,8 @@ ENTRIES = (
         BUCKET,
         "Part 5's Lua, now from each instance's clock",
         {
-            OVER: "Part 5: under clock skew an instance ahead refills tokens that never accrued",
+            OVER: "Part 5: now is each instance's clock: one ahead, or a reading that reaches "
+            "Redis late, refills tokens that never accrued",
         },
     ),
     Entry("token-bucket-lua", TokenBucketLua, BUCKET, "Lua with redis.call('TIME')"),

@@ -2,7 +2,7 @@
 
 import pytest
 
-from harness.explorer.actions import Advance, Skew, Step, Through
+from harness.explorer.actions import Advance, Crash, Skew, Step, Through
 from harness.explorer.explore import explore
 from harness.explorer.run import Setup
 from harness.explorer.sweep import MAX_STEPS, Preemption, families, warm_ups
@@ -22,11 +22,18 @@ def test_a_preemption_stops_instance_0_lets_instance_1_through_then_finishes_0()
     assert preemption.tail() == [Through(1, "user:1"), Through(0, "user:1")]
 
 
+def test_or_instance_0_crashes_where_it_stopped() -> None:
+    preemption = Preemption("user:1", warm=0, steps=2, crash=True)
+    assert preemption.head() == [Step(0, "user:1"), Step(0, "user:1")]
+    assert preemption.tail() == [Crash(0)]
+
+
 def test_each_family_tries_every_stopping_place_in_order() -> None:
     policy = Policy.parse("sliding-window:limit=3,window=10")
     found = list(families(policy, "user:1"))
     assert [{p.warm for p in family} for family in found] == [{0}, {2}]
-    assert all([p.steps for p in family] == list(range(1, MAX_STEPS + 1)) for family in found)
+    places = [(steps, crash) for steps in range(1, MAX_STEPS + 1) for crash in (False, True)]
+    assert all([(p.steps, p.crash) for p in family] == places for family in found)
 
 
 READ_THEN_WRITE = [
@@ -46,9 +53,29 @@ def test_the_sweep_finds_each_read_then_write_race_in_a_few_schedules(
     setup = Setup(limiter, Policy.parse(spec), 2, redis_server.url)
     found = explore(setup, wanted=lambda v: "over-admission" in v.kinds, max_examples=50)
     assert found.stage == "sweep"
-    assert found.examples_to_find <= 4
+    assert found.examples_to_find <= 8
     assert found.found is not None
     assert found.found.actions[-2:] == [Through(1, "user:1"), Through(0, "user:1")]
+
+
+WRITE_THEN_EXPIRE = [
+    ("fixed-window-incr-expire", "fixed-window:limit=1,window=10"),
+    ("sliding-log-pipeline", "sliding-window:limit=1,window=10"),
+    ("sliding-counter-mget-incr", "sliding-counter:limit=1,window=10"),
+    ("token-bucket-nonatomic", "token-bucket:capacity=1,rate=0.1"),
+]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("limiter", "spec"), WRITE_THEN_EXPIRE)
+def test_the_sweep_finds_each_crash_between_a_write_and_its_expire(
+    redis_server: RedisServer, limiter: str, spec: str
+) -> None:
+    setup = Setup(limiter, Policy.parse(spec), 2, redis_server.url)
+    found = explore(setup, wanted=lambda v: "immortal-key" in v.kinds, max_examples=50)
+    assert found.stage == "sweep"
+    assert found.found is not None
+    assert found.found.actions[-1] == Crash(0)
 
 
 @pytest.mark.integration
