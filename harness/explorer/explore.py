@@ -28,7 +28,7 @@ from harness.explorer.actions import Action
 from harness.explorer.clocks import patched
 from harness.explorer.minimize import minimize
 from harness.explorer.run import Run, RunResult, Setup, run_actions
-from harness.explorer.schedules import Space, draw_actions
+from harness.explorer.schedules import Space, draw_actions, draw_offsets
 from harness.explorer.sweep import families
 
 
@@ -176,6 +176,8 @@ def _search(
         swarm = Space(space.identities, tuple(allowed), space.max_actions)
         run = Run(setup, admin)
         try:
+            for offset in draw_offsets(data, run, swarm):
+                run.apply(offset)
             for _ in range(data.draw(st.integers(1, space.max_actions))):
                 actions = draw_actions(data, run, swarm)
                 if not actions:
