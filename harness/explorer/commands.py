@@ -76,11 +76,16 @@ def race(args: argparse.Namespace) -> int:
         path = Path(args.trace) if args.trace else _default_path(args.limiter)
         save(path, setup, found.found, found.verdict)
         summary["trace"] = str(path)
+        actions = len(found.found.actions)
+        shrunk = (
+            f"already the shortest of its family, {actions} actions"
+            if found.stage == "sweep"
+            else f"shrunk to {actions} actions, {found.seconds:.2f} s in all"
+        )
         print(
             f"{args.limiter} with {policy}: {', '.join(sorted(found.kinds))}, found by "
             f"{FINDERS[found.stage]} after {found.examples_to_find} schedules "
-            f"({found.seconds_to_find:.2f} s); shrunk to {len(found.found.actions)} actions, "
-            f"{found.seconds:.2f} s in all:\n"
+            f"({found.seconds_to_find:.2f} s); {shrunk}:\n"
         )
         print("\n".join(render(found.found)))
         print(f"\n{listing.verdict(found.verdict, witnesses=1)}\n\nsaved: {path}")

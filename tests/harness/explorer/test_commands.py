@@ -22,11 +22,24 @@ def test_race_finds_saves_and_replay_reproduces(tmp_path: Path) -> None:
         str(summary),
     )
     assert found.returncode == 1, found.stderr
-    assert "immortal-key" in found.stdout
+    # INCR sent, then the crash before EXPIRE: the sweep's third schedule
+    assert "immortal-key, found by the one-preemption sweep" in found.stdout
+    assert "already the shortest of its family, 3 actions" in found.stdout
     assert json.loads(summary.read_text())["found"] == ["immortal-key"]
+    assert json.loads(summary.read_text())["found_by"] == "sweep"
     replayed = harness("replay", str(trace), "--redis", "embedded")
     assert replayed.returncode == 1, replayed.stderr
     assert "reproduced: immortal-key" in replayed.stdout
+
+
+def test_a_find_of_the_search_is_shrunk(tmp_path: Path) -> None:
+    found = harness(
+        "race", "--limiter", "token-bucket-client-clock", "--seed", "1", "--redis", "embedded",
+        "--trace", str(tmp_path / "trace.json"),
+    )  # fmt: skip
+    assert found.returncode == 1, found.stderr
+    assert "over-admission, found by Hypothesis' search" in found.stdout
+    assert "shrunk to " in found.stdout
 
 
 def test_race_on_a_correct_limiter_exits_0() -> None:
