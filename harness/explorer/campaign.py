@@ -121,6 +121,7 @@ def run_row(
         row.searches.append(
             {
                 "found": sorted(found.kinds),
+                "found_by": found.stage,
                 "examples_to_find": found.examples_to_find,
                 "seconds_to_find": round(found.seconds_to_find, 3),
                 "seconds_with_shrinking": round(found.seconds, 3),
