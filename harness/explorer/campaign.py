@@ -110,7 +110,7 @@ def run_row(
     setup = Setup(target.limiter, Policy.parse(target.policy), instances, url, judged_by)
     # a search for an expected flaw stops at its find: it may go on longer when the flaw is
     # hard to reach, at no cost when it is not; a correct limiter gets the plain budget
-    searches = [_shows(kind) for kind in target.expected] or [_invalid]
+    searches = [shows(kind) for kind in target.expected] or [_invalid]
     budget = max_examples * (FLAW_BUDGET if target.expected else 1)
     started = time.perf_counter()
     for wanted in searches:
@@ -147,7 +147,9 @@ def run_row(
     return row
 
 
-def _shows(kind: str) -> Callable[[Verdict], bool]:
+def shows(kind: str) -> Callable[[Verdict], bool]:
+    """A search's aim: a verdict with a violation of this kind."""
+
     def wanted(verdict: Verdict) -> bool:
         return kind in verdict.kinds
 

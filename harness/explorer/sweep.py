@@ -50,13 +50,14 @@ def warm_ups(policy: Policy) -> list[int]:
     return sorted({0, max(budget - 1, 0)})
 
 
-def families(policy: Policy, identity: str) -> Iterator[list[Preemption]]:
-    """One family per warm-up, its stopping places in order, each with both preemptions; the
-    explorer leaves a family at the first stopping place where instance 0's request has
-    already ended."""
+def families(policy: Policy, identity: str, instances: int = 2) -> Iterator[list[Preemption]]:
+    """One family per warm-up, its stopping places in order, each with both preemptions (only
+    the crash when there is no other instance); the explorer leaves a family at the first
+    stopping place where instance 0's request has already ended."""
+    crashes = (False, True) if instances > 1 else (True,)
     for warm in warm_ups(policy):
         yield [
             Preemption(identity, warm, steps, crash)
             for steps in range(1, MAX_STEPS + 1)
-            for crash in (False, True)
+            for crash in crashes
         ]

@@ -34,6 +34,8 @@ def test_each_family_tries_every_stopping_place_in_order() -> None:
     assert [{p.warm for p in family} for family in found] == [{0}, {2}]
     places = [(steps, crash) for steps in range(1, MAX_STEPS + 1) for crash in (False, True)]
     assert all([(p.steps, p.crash) for p in family] == places for family in found)
+    alone = list(families(policy, "user:1", instances=1))  # no one to get in between
+    assert all([(p.steps, p.crash) for p in family] == places[1::2] for family in alone)
 
 
 FIXED, SLIDING = "fixed-window:limit=1,window=10", "sliding-window:limit=1,window=10"

@@ -1,0 +1,79 @@
+"""How fast the race explorer finds and shrinks each flaw of the catalogue, over several seeds.
+
+For every flaw that race-test searches for (and the boundary attack), one search per seed,
+stopping at the first find: which stage found it, schedules and seconds to the find, seconds
+with shrinking, actions left after shrinking. Each row ends with the ratio of its slowest
+search to the issue's goal: a race the one-preemption sweep finds (interleavings, a crash
+between two commands) must be found in under 1 s, one that needs time passing or clock skew
+found and shrunk in under 20 s. A ratio under 1 meets the goal.
+
+    .venv/bin/python bench/race_speed.py [--seeds N] [--only NAME] [--redis embedded]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+
+from harness.explorer.campaign import FLAW_BUDGET, PROFILES, Target, shows, targets
+from harness.explorer.explore import Exploration, explore
+from harness.explorer.run import Setup
+from harness.provision import provision
+from limiters import Policy
+
+GOALS = {"sweep": 1.0, "search": 20.0}  # seconds: to find; to find and shrink
+
+
+def searches(target: Target, url: str, seeds: int) -> dict[str, list[Exploration]]:
+    judged_by = Policy.parse(target.judged_by) if target.judged_by else None
+    setup = Setup(target.limiter, Policy.parse(target.policy), 2, url, judged_by)
+    budget = PROFILES["quick"] * FLAW_BUDGET
+    return {
+        flaw: [
+            explore(setup, wanted=shows(flaw), max_examples=budget, seed=seed)
+            for seed in range(seeds)
+        ]
+        for flaw in target.expected
+    }
+
+
+def row(label: str, flaw: str, runs: list[Exploration]) -> str:
+    missed = sum(1 for run in runs if run.found is None)
+    found = [run for run in runs if run.found is not None] or runs
+    stages = "+".join(sorted({run.stage for run in found})) or "-"
+    schedules = [run.examples_to_find for run in found]
+    to_find = [run.seconds_to_find for run in found]
+    in_all = [run.seconds for run in found]
+    actions = [len(run.found.actions) for run in found if run.found is not None]
+    slowest = max(to_find) if stages == "sweep" else max(in_all)
+    ratio = slowest / GOALS.get(stages, GOALS["search"])
+    return (
+        f"{label[:34]:34} {flaw:18} {stages:12} {statistics.median(schedules):6.0f} "
+        f"{max(schedules):5} {statistics.median(to_find):7.2f} {statistics.median(in_all):7.2f} "
+        f"{max(in_all):7.2f} {min(actions, default=0):3}-{max(actions, default=0):<3} "
+        f"{missed:6} {ratio:6.3f}"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=5)
+    parser.add_argument("--only", help="one limiter of the catalogue")
+    parser.add_argument("--redis", choices=("auto", "container", "embedded"), default=None)
+    args = parser.parse_args()
+    chosen = [t for t in targets() if t.expected and args.only in (None, t.limiter)]
+    if not chosen:
+        sys.exit(f"error: no flaw to search for in {args.only!r}")
+    print(
+        f"{'limiter':34} {'flaw':18} {'found by':12} {'sched':>6} {'max':>5} {'find s':>7} "
+        f"{'total s':>7} {'max s':>7} {'actions':7} {'missed':>6} {'/ goal':>6}"
+    )
+    with provision(args.redis) as server:
+        for target in chosen:
+            for flaw, runs in searches(target, server.url, args.seeds).items():
+                print(row(target.label, flaw, runs), flush=True)
+
+
+if __name__ == "__main__":
+    main()
