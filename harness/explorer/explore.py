@@ -28,7 +28,7 @@ from harness.explorer.actions import Action
 from harness.explorer.clocks import patched
 from harness.explorer.minimize import minimize
 from harness.explorer.run import Run, RunResult, Setup, run_actions
-from harness.explorer.schedules import Space, draw_actions, draw_offsets
+from harness.explorer.schedules import Space, draw_actions, draw_offsets, draw_swarm
 from harness.explorer.sweep import families
 
 
@@ -96,9 +96,9 @@ def explore(
     seed: int | None = None,
     on_example: Callable[[Exploration], None] = lambda _: None,
 ) -> Exploration:
-    """The sweep, then Hypothesis. Each of its schedules draws which of the nemesis' faults it
-    may use (swarm testing: one without crashes has room for more time passing, and one in
-    eight has none, for races between round trips that need more than one preemption)."""
+    """The sweep (on the first identity), then Hypothesis, each of whose schedules draws what
+    it may use (``draw_swarm``): one in eight has none of the faults, for races between round
+    trips that need more than one preemption."""
     space = space or Space()
     result = Exploration(setup)
     judge = _Judge(result, wanted, on_example, time.perf_counter())
@@ -170,8 +170,7 @@ def _search(
     )
     @given(st.data())
     def search(data: st.DataObject) -> None:
-        allowed = [n for n in space.nemeses if data.draw(st.booleans())] if space.nemeses else []
-        swarm = Space(space.identities, tuple(allowed), space.max_actions)
+        swarm = draw_swarm(data, space)
         run = Run(setup, admin)
         try:
             for offset in draw_offsets(data, run, swarm):

@@ -29,7 +29,7 @@ WEIGHTS = {"step": 1, "through": 3, "later": 3, "stall": 2, "advance": 2, "crash
 class Space:
     """What a schedule may contain."""
 
-    identities: tuple[str, ...] = ("user:1",)
+    identities: tuple[str, ...] = ("user:1", "user:2")
     nemeses: tuple[str, ...] = ("advance", "crash", "skew")
     max_actions: int = 24
 
@@ -52,6 +52,16 @@ class Space:
     def skews(self, policy: Policy) -> list[float]:
         w = self.period(policy)
         return [w, -w, w / 2, -w / 2]
+
+
+def draw_swarm(data: st.DataObject, space: Space) -> Space:
+    """What one schedule may use (swarm testing): each of the nemesis' faults or not, and
+    the first one or more identities. A schedule without crashes has room for more time
+    passing; one on a single key for more races on it; one on two keys can show keys that
+    two identities share."""
+    allowed = tuple(kind for kind in space.nemeses if data.draw(st.booleans()))
+    keys = data.draw(st.integers(1, len(space.identities)))
+    return Space(space.identities[:keys], allowed, space.max_actions)
 
 
 def draw_actions(data: st.DataObject, run: Run, space: Space) -> list[Action]:

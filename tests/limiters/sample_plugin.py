@@ -17,6 +17,19 @@ def factory(client: Any, policy: Any) -> Callable[[str], bool]:
     return check
 
 
+def one_key_for_all(client: Any, policy: Any) -> Callable[[str], bool]:
+    """A slip users make: the key forgets the identity, so every user shares one budget."""
+
+    def check(identity: str) -> bool:
+        key = f"user-limiter:{int(time.time() // policy.window)}"
+        count = client.incr(key)
+        if count == 1:
+            client.expire(key, int(policy.window))
+        return bool(count <= policy.limit)
+
+    return check
+
+
 @dataclass
 class Verdict:
     allowed: bool

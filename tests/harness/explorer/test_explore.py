@@ -39,6 +39,15 @@ def test_a_correct_limiter_is_not_accused(redis_server: RedisServer) -> None:
     assert found.swept == 2  # a script is one round trip: one place to stop it, two ways
 
 
+def test_schedules_on_two_keys_show_a_key_that_two_identities_share(
+    redis_server: RedisServer,
+) -> None:
+    setup = Setup("tests.limiters.sample_plugin:one_key_for_all", FIXED, 2, redis_server.url)
+    found = explore(setup, wanted=lambda v: "collision" in v.kinds, max_examples=200, seed=1)
+    assert found.found is not None
+    assert {op.key for op in found.found.history} == {"user:1", "user:2"}
+
+
 def test_naive_stress_is_judged_by_the_same_checkers(redis_server: RedisServer) -> None:
     """Threads hammering with real clocks: per-process counters show at once; a correct
     limiter, the leaky bucket with its queued departures included, stays clean."""
