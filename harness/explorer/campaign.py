@@ -121,10 +121,13 @@ def run_row(
         row.examples += found.examples
         if found.found is None or found.verdict is None:
             continue
+        how = {NEMESES[type(a)] for a in found.found.actions if type(a) in NEMESES}
+        how = how or {"interleaving"}
         row.searches.append(
             {
                 "found": sorted(found.kinds),
                 "found_by": found.stage,
+                "how": sorted(how),
                 "examples_to_find": found.examples_to_find,
                 "seconds_to_find": round(found.seconds_to_find, 3),
                 "seconds_with_shrinking": round(found.seconds, 3),
@@ -133,9 +136,7 @@ def run_row(
             }
         )
         row.found_flaws |= found.kinds
-        row.how |= {NEMESES[type(a)] for a in found.found.actions if type(a) in NEMESES} or {
-            "interleaving"
-        }
+        row.how |= how
         row.trace_steps = max(row.trace_steps, found.trace_steps)
         path = out_dir / f"{target.limiter}-{'-'.join(sorted(found.kinds))}.json"
         save(path, setup, found.found, found.verdict)
