@@ -85,7 +85,11 @@ class ScheduledPipeline(Pipeline):
             block = ("MULTI", *(" ".join(map(str, args)) for args, _ in stack), "EXEC")
             self.parent.point(block)
             sent = real_now()
-            replies = super().execute(raise_on_error)
+            try:
+                replies = super().execute(raise_on_error)
+            except redis.WatchError:  # a watched key changed: EXEC ran nothing
+                self.parent.log(block, "nil (a watched key changed)", sent)
+                raise
             self.parent.log(block, replies, sent)
             return replies
         self.reset()

@@ -5,6 +5,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import redis
+
 
 def factory(client: Any, policy: Any) -> Callable[[str], bool]:
     def check(identity: str) -> bool:
@@ -26,6 +28,29 @@ def one_key_for_all(client: Any, policy: Any) -> Callable[[str], bool]:
         if count == 1:
             client.expire(key, int(policy.window))
         return bool(count <= policy.limit)
+
+    return check
+
+
+def watch_retry(client: Any, policy: Any) -> Callable[[str], bool]:
+    """Optimistic locking: WATCH the count, read it, MULTI/EXEC the increment, and start over
+    when another client changed the count in between."""
+
+    def check(identity: str) -> bool:
+        key = f"user-limiter:{{{identity}}}:{int(time.time() // policy.window)}"
+        while True:
+            with client.pipeline() as pipe:
+                try:
+                    pipe.watch(key)
+                    if int(pipe.get(key) or 0) >= policy.limit:
+                        return False
+                    pipe.multi()
+                    pipe.incr(key)
+                    pipe.expire(key, int(policy.window))
+                    pipe.execute()
+                    return True
+                except redis.WatchError:
+                    continue
 
     return check
 

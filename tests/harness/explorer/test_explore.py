@@ -6,6 +6,7 @@ import pytest
 
 from harness.explorer.explore import explore
 from harness.explorer.run import Setup
+from harness.explorer.schedules import Space
 from harness.explorer.stress import stress
 from harness.explorer.trace import load, replay, save
 from harness.provision import RedisServer
@@ -37,6 +38,16 @@ def test_a_correct_limiter_is_not_accused(redis_server: RedisServer) -> None:
     assert found.found is None
     assert found.examples - found.swept == 90
     assert found.swept == 2  # a script is one round trip: one place to stop it, two ways
+
+
+def test_a_limiter_that_retries_is_not_accused_across_schedules(redis_server: RedisServer) -> None:
+    """WATCH/MULTI retries whenever another instance got in between: many schedules end with
+    it starved, its request unknown, and none accuses it. (Its window comes from the client's
+    clock, so clock skew, which would break it, is left out.)"""
+    setup = Setup("tests.limiters.sample_plugin:watch_retry", FIXED, 2, redis_server.url)
+    space = Space(nemeses=("advance", "crash"))
+    found = explore(setup, space=space, max_examples=200, seed=2)
+    assert found.found is None
 
 
 def test_schedules_on_two_keys_show_a_key_that_two_identities_share(

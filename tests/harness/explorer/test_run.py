@@ -128,3 +128,17 @@ def test_the_recreated_counter_of_setnx_incr_admits_one_too_many(redis_server: R
     ]
     _, verdict = run(redis_server.url, "fixed-window-setnx-incr", FIXED, actions)
     assert verdict.kinds == {"immortal-key", "over-admission"}
+
+
+def test_a_limiter_that_retries_is_not_accused_when_the_schedule_starves_it(
+    redis_server: RedisServer,
+) -> None:
+    """WATCH/MULTI: app-0 reads, app-1 changes the count, app-0's EXEC fails and it starts
+    over; the schedule ends while it waits to WATCH again, so its request stays unknown."""
+    actions: list[Action] = [*steps(0, 0, 0), Through(1, "user:1"), *steps(0)]
+    watching = "tests.limiters.sample_plugin:watch_retry"
+    result, verdict = run(redis_server.url, watching, FIXED, actions)
+    sent = [line.what.split()[0] for line in result.trace if line.instance == "app-0"]
+    assert sent == ["check(user:1)", "WATCH", "GET", "MULTI", "schedule"]
+    assert [op.outcome for op in result.history] == [Outcome.ALLOWED, Outcome.UNKNOWN]
+    assert verdict.valid
