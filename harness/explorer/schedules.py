@@ -19,10 +19,9 @@ from limiters import Policy
 
 HAIR = 0.01  # the smallest step of time: well above a deadline's uncertainty (keys.LATE)
 # how often each kind of action is drawn, relative to the others: single round trips are rare,
-# as the sweep has tried the interleavings with one preemption; measured over 8 seeds (on one
-# identity), this
-# took the slowest flaw (a sliding counter under clock skew) from a median of 547 schedules
-# to 108; the medians of the others moved by 10 schedules or less
+# as the sweep has tried the interleavings with one preemption. Measured over 8 seeds (on one
+# identity), this took the slowest flaw (a sliding counter under clock skew) from a median of
+# 547 schedules to 108; the medians of the others moved by 10 schedules or less.
 WEIGHTS = {"step": 1, "through": 3, "later": 3, "stall": 2, "advance": 2, "crash": 1, "skew": 2}
 
 
