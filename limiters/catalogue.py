@@ -195,7 +195,9 @@ ENTRIES = (
         "per-process counter (Part 7, four instances)",
         {
             OVER: "Part 7: with more than one instance each counts only its share",
+            WRONG: SKEWED_WINDOWS_WRONG,
         },
+        note=SKEW_NOTE,
     ),
 )
 
