@@ -35,8 +35,9 @@ BOUNDARY_JUDGE = "sliding-window:limit=1,window=10"
 # schedules per search: quick for development, thorough for CI
 PROFILES = {"quick": 300, "thorough": 1000}
 # times the profile's schedules, for a search that expects a flaw: it stops at its find, so a
-# larger budget costs only when the find is late. Over 20 seeds the latest find (a sliding
-# counter's wrongful rejection under clock skew) came after 431 schedules, against 3000 here.
+# larger budget costs only when the find is late. Measured over 5 to 12 seeds per flaw, the
+# latest find (a sliding counter's wrongful rejection under clock skew) came after 431
+# schedules, against 3000 here.
 FLAW_BUDGET = 10
 
 
