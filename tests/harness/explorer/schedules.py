@@ -10,10 +10,14 @@ from harness.explorer.run import RunResult, Setup, run_schedule
 from limiters import Policy
 
 
+def setup(url: str, limiter: str, spec: str, instances: int = 2) -> Setup:
+    return Setup(limiter, Policy.parse(spec), instances, url)
+
+
 def run(
     url: str, limiter: str, spec: str, actions: Sequence[Action], instances: int = 2
 ) -> tuple[RunResult, Verdict]:
-    return run_schedule(Setup(limiter, Policy.parse(spec), instances, url), actions)
+    return run_schedule(setup(url, limiter, spec, instances), actions)
 
 
 def steps(*instances: int, identity: str = "user:1") -> list[Action]:

@@ -6,9 +6,9 @@ from hypothesis import strategies as st
 
 from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
 from harness.explorer.minimize import minimize
-from harness.explorer.run import Setup, run_schedule
+from harness.explorer.run import run_schedule
 from harness.provision import RedisServer
-from limiters import Policy
+from tests.harness.explorer.schedules import setup
 
 
 def S(instance: int) -> Step:
@@ -90,15 +90,12 @@ def test_what_is_left_is_exactly_as_long_as_what_is_needed(
 @pytest.mark.integration
 def test_a_real_expiry_race_shrinks_to_its_four_actions(redis_server: RedisServer) -> None:
     """fixed-window-setnx-incr: SET NX EX, the key expires, INCR recreates it with no TTL."""
-    setup = Setup(
-        "fixed-window-setnx-incr",
-        Policy.parse("fixed-window:limit=1,window=10"),
-        2,
-        redis_server.url,
+    setnx_incr = setup(
+        redis_server.url, "fixed-window-setnx-incr", "fixed-window:limit=1,window=10"
     )
     padded: list[Action] = [S(0), S(0), S(0), T(1), S(0), S(0), Advance(9.99), Advance(0.02), S(0)]
     fewest = minimize(
-        padded, lambda a: run_schedule(setup, a), lambda o: "immortal-key" in o[1].kinds
+        padded, lambda a: run_schedule(setnx_incr, a), lambda o: "immortal-key" in o[1].kinds
     )
     assert fewest is not None
     assert fewest[0].actions == [S(0), S(0), Advance(10.01), S(0)]

@@ -4,10 +4,10 @@ import pytest
 
 from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
 from harness.explorer.explore import explore
-from harness.explorer.run import Setup
 from harness.explorer.sweep import MAX_STEPS, Preemption, families, warm_ups
 from harness.provision import RedisServer
 from limiters import Policy
+from tests.harness.explorer.schedules import setup
 
 
 def test_warm_ups_are_a_fresh_key_and_a_key_one_admission_short_of_the_budget() -> None:
@@ -64,8 +64,8 @@ ENDINGS: dict[str, list[Action]] = {
 def test_the_sweep_finds_each_race_of_one_preemption_in_a_few_schedules(
     redis_server: RedisServer, limiter: str, spec: str, flaw: str
 ) -> None:
-    setup = Setup(limiter, Policy.parse(spec), 2, redis_server.url)
-    found = explore(setup, wanted=lambda v: flaw in v.kinds, max_examples=50)
+    broken = setup(redis_server.url, limiter, spec)
+    found = explore(broken, wanted=lambda v: flaw in v.kinds, max_examples=50)
     assert found.stage == "sweep"
     assert found.examples_to_find <= 8
     assert found.found is not None
@@ -75,13 +75,10 @@ def test_the_sweep_finds_each_race_of_one_preemption_in_a_few_schedules(
 
 @pytest.mark.integration
 def test_a_flaw_that_needs_a_fault_is_left_to_the_search(redis_server: RedisServer) -> None:
-    setup = Setup(
-        "token-bucket-client-clock",
-        Policy.parse("token-bucket:capacity=1,rate=0.1"),
-        2,
-        redis_server.url,
+    client_clock = setup(redis_server.url, "token-bucket-client-clock", BUCKET)
+    found = explore(
+        client_clock, wanted=lambda v: "over-admission" in v.kinds, max_examples=600, seed=1
     )
-    found = explore(setup, wanted=lambda v: "over-admission" in v.kinds, max_examples=600, seed=1)
     assert found.stage == "search"
     assert found.found is not None
     # the instance's clock is off, or it read it and then waited: either way time must pass
