@@ -65,24 +65,25 @@ def test_a_last_line_without_newline_is_read_unless_torn_tails_are_dropped(tmp_p
         read_all(path)
 
 
-def test_a_record_split_over_lines_is_refused_though_the_batch_would_parse(tmp_path: Path) -> None:
-    # Joined with commas, these three lines are three valid objects; line by line, none of the
-    # first two is JSON. The reader must say so, not merge them.
-    path = tmp_path / "r.jsonl"
-    path.write_text('{"a": 1\n"b": 2}\n{"c": 3}, {"d": 4}\n')
-    with pytest.raises(HistoryError) as caught:
-        read_all(path)
-    assert caught.value.line == 1
-    assert caught.value.problem.startswith("invalid JSON")
-
-
-def test_a_record_nested_over_lines_is_refused_though_the_batch_would_parse(
-    tmp_path: Path,
+@pytest.mark.parametrize(
+    "content",
+    [
+        # joined with commas, these three lines are three valid objects; line by line, none of
+        # the first two is JSON
+        '{"a": 1\n"b": 2}\n{"c": 3}, {"d": 4}\n',
+        # every line starts with "{" and the batch decodes to three objects, the first holding
+        # an array that spans two lines: the converter refuses it, and line by line it is not
+        # JSON
+        '{"a": [{"x": 1}\n{"y": 2}]}\n{"c": 3}, {"d": 4}\n',
+    ],
+    ids=["split", "nested"],
+)
+def test_a_record_over_several_lines_is_refused_though_the_batch_would_parse(
+    tmp_path: Path, content: str
 ) -> None:
-    # Every line starts with "{" and the batch decodes to three objects, the first holding an
-    # array that spans two lines: the converter refuses it, and line by line it is not JSON.
+    """The reader must say which line is not JSON, not merge lines into records."""
     path = tmp_path / "r.jsonl"
-    path.write_text('{"a": [{"x": 1}\n{"y": 2}]}\n{"c": 3}, {"d": 4}\n')
+    path.write_text(content)
     with pytest.raises(HistoryError) as caught:
         read_all(path)
     assert caught.value.line == 1
