@@ -11,6 +11,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
+from typing import Any
 
 import redis
 
@@ -92,7 +93,48 @@ def parser() -> argparse.ArgumentParser:
     )
     add_redis_options(campaign)
     campaign.set_defaults(run=explorer_command("race_test"))
+
+    add_load_commands(commands)
     return top
+
+
+def add_load_commands(commands: Any) -> None:
+    swarm = commands.add_parser("load", help="a Locust swarm against app instances, judged")
+    add_system_options(swarm)
+    swarm.add_argument("--users", type=int, default=40, help="Locust users (default 40)")
+    swarm.add_argument("--spawn-rate", type=float, default=20, help="users started a second (20)")
+    swarm.add_argument("--duration", type=float, help="seconds, headless (default: the web UI)")
+    swarm.add_argument(
+        "--web", action="store_true", help="the Locust web UI (the default without --duration)"
+    )
+    swarm.add_argument("--web-port", type=int, default=8089, help="web UI port on 127.0.0.1 (8089)")
+    swarm.add_argument("--locustfile", default="burst", help="a pattern of locustfiles/ or a path")
+    swarm.add_argument("--processes", type=int, default=1, help="Locust processes (default 1)")
+    swarm.add_argument(
+        "--constant-rate",
+        type=float,
+        default=0.0,
+        help="requests/s per user on a fixed schedule, latency from the intended send (0: off)",
+    )
+    swarm.add_argument("--json", dest="json_out", help="also write the verdict as JSON here")
+    swarm.set_defaults(run=load_command("load"))
+
+    system = commands.add_parser("serve", help="start the app instances until Ctrl-C, then judge")
+    add_system_options(system)
+    system.set_defaults(run=load_command("serve"))
+
+
+def add_system_options(command: argparse.ArgumentParser) -> None:
+    """The system under test: rules, instances, Redis."""
+    command.add_argument("--limiter", help="the default endpoint's (/api/*) limiter")
+    command.add_argument("--policy", help="the default endpoint's policy")
+    command.add_argument("--config", help="rules per endpoint, TOML (default: the built-in rules)")
+    command.add_argument("--instances", type=int, default=4, help="app instances (default 4)")
+    command.add_argument("--cluster", action="store_true", help="a local Redis Cluster")
+    command.add_argument(
+        "--allow-remote", action="store_true", help="allow a --redis-url that is not loopback"
+    )
+    add_redis_options(command)
 
 
 def add_search_options(command: argparse.ArgumentParser) -> None:
@@ -155,6 +197,17 @@ def run_check(args: argparse.Namespace) -> int:
         with open(args.json_out, "w", encoding="utf-8") as out:
             json.dump(found.to_json(), out, indent=1)
     return 0 if found.valid else 1
+
+
+def load_command(name: str) -> Callable[[argparse.Namespace], int]:
+    """A command of the load half, imported when run (it brings Locust's dependencies)."""
+
+    def run(args: argparse.Namespace) -> int:
+        from harness.load import commands
+
+        return int(getattr(commands, name)(args))
+
+    return run
 
 
 def explorer_command(name: str) -> Callable[[argparse.Namespace], int]:

@@ -45,7 +45,8 @@ def version(binary: str) -> str:
     return out.split(" sha=")[0].strip()
 
 
-def _die_with_parent() -> None:
+def die_with_parent() -> None:
+    """In a child before exec: have the kernel kill it when its parent dies."""
     if sys.platform == "linux":
         ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
@@ -62,7 +63,7 @@ def start_embedded(*, cluster: bool = False, attempts: int = 3) -> RedisServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
-                preexec_fn=_die_with_parent,  # noqa: PLW1509 (only prctl, which is async-signal-safe)
+                preexec_fn=die_with_parent,  # noqa: PLW1509 (only prctl, which is async-signal-safe)
             )
 
         def died(

@@ -1,0 +1,26 @@
+"""How many admissions a policy allows one identity from ``first`` to ``last`` (seconds): the
+most a correct limiter could have admitted over that span, to set an admitted count beside.
+
+Fixed windows (and the sliding counter's aligned windows) allow ``limit`` in each window the
+span touches; a sliding window ``limit`` in each window's length of it, rounded up; a bucket
+``capacity + rate x span``; the leaky bucket's departures ``1 + rate x span``.
+"""
+
+from __future__ import annotations
+
+import math
+
+from limiters.policy import Policy
+
+
+def allowance(policy: Policy, first: float, last: float) -> float:
+    span = max(0.0, last - first)
+    if policy.limit is not None and policy.window is not None:
+        if policy.kind == "sliding-window":
+            return policy.limit * max(1, math.ceil(span / policy.window))
+        windows = math.floor(last / policy.window) - math.floor(first / policy.window) + 1
+        return float(policy.limit * max(1, windows))
+    if policy.capacity is not None and policy.rate is not None:
+        burst = 1 if policy.kind == "leaky-bucket" else policy.capacity
+        return burst + policy.rate * span
+    raise ValueError(f"policy {policy} has neither limit and window nor capacity and rate")

@@ -1,0 +1,82 @@
+"""The ``load`` and ``serve`` commands: check the arguments, run, print, choose the exit code."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from harness.load.judge import judge
+from harness.load.rules import Rules, load_rules
+from harness.load.run import (
+    LoadError,
+    Swarm,
+    leftover_keys,
+    locustfile_path,
+    redis_for,
+    require_loopback,
+    run_load,
+    serve_until_stopped,
+)
+from harness.load.summary import summary
+
+MAX_INSTANCES, MAX_USERS, MAX_DURATION = 32, 10_000, 24 * 3600
+
+
+def load(args: argparse.Namespace) -> int:
+    rules = _rules(args)
+    if not 1 <= args.users <= MAX_USERS or not 0 < args.spawn_rate <= MAX_USERS:
+        raise LoadError(f"--users must be 1..{MAX_USERS} and --spawn-rate 0..{MAX_USERS}")
+    if args.duration is not None and not 0 < args.duration <= MAX_DURATION:
+        raise LoadError(f"--duration must be 0..{MAX_DURATION} seconds")
+    if not 1 <= args.processes <= 64 or not 1 <= args.web_port <= 65535:
+        raise LoadError("--processes must be 1..64 and --web-port 1..65535")
+    if args.constant_rate < 0:
+        raise LoadError("--constant-rate must be at least 0 (0: off)")
+    web = args.web or args.duration is None
+    swarm = Swarm(
+        locustfile_path(args.locustfile),
+        args.users,
+        args.spawn_rate,
+        None if web else args.duration,
+        args.processes,
+        args.web_port,
+        args.constant_rate,
+    )
+    if web:
+        print(
+            f"Locust web UI: http://127.0.0.1:{args.web_port} (the Correctness tab; JSON at "
+            "/correctness); Ctrl-C to stop and judge",
+            file=sys.stderr,
+        )
+    with redis_for(args.redis, args.redis_url, args.cluster) as server:
+        run_dir, verdict = run_load(
+            rules, swarm, instances=args.instances, server=server, cluster=args.cluster
+        )
+    print(summary(verdict))
+    print(f"run directory: {run_dir}")
+    if args.json_out:
+        with open(args.json_out, "w", encoding="utf-8") as out:
+            json.dump(verdict.to_json(), out, indent=1)
+    return 0 if verdict.valid else 1
+
+
+def serve(args: argparse.Namespace) -> int:
+    rules = _rules(args)
+    with redis_for(args.redis, args.redis_url, args.cluster) as server:
+        began = time.time()
+        run_dir, tag = serve_until_stopped(rules, args.instances, server, args.cluster)
+        ttls = leftover_keys(server.url, args.cluster, tag, rules)
+    verdict = judge(run_dir, rules, ttls, time.time() - began)
+    print(summary(verdict))
+    print(f"run directory: {run_dir}")
+    return 0 if verdict.valid else 1
+
+
+def _rules(args: argparse.Namespace) -> Rules:
+    if not 1 <= args.instances <= MAX_INSTANCES:
+        raise LoadError(f"--instances must be 1..{MAX_INSTANCES}")
+    if args.redis_url:
+        require_loopback(args.redis_url, args.allow_remote)
+    return load_rules(args.config).with_default(args.limiter, args.policy)

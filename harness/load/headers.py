@@ -1,0 +1,143 @@
+"""Rate-limit response headers for one limiter decision, and the client's reading of them.
+
+``X-RateLimit-Limit``, ``X-RateLimit-Remaining`` (never negative), ``X-RateLimit-Reset`` (epoch s,
+rounded up), ``Retry-After`` (refusals only; seconds rounded up, >= 1 when a wait is due) and,
+per draft-ietf-httpapi-ratelimit-headers-11 (23 May 2026), ``RateLimit-Policy: "rule";q=10;w=60``
+and ``RateLimit: "rule";r=3;t=42``: lists of sf-string names with non-negative Integer q, w (> 0),
+r and t (delta seconds, here to ``reset_at``). Since -08: same syntax; -09 barred w=0, -10 made t
+the wait for more quota. -12 (20 Nov 2026) exists but its text could not be read, so is not used.
+Unknowns are left out: no ``remaining``, no Remaining and no ``RateLimit`` (r is required); no
+``reset_at``, no Reset and no t. A refusal says r=0. Reading takes any header case and a token
+name, ignores unknown parameters and raises HeaderError on a malformed value (an HTTP-date too).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from limiters.decision import Decision
+from limiters.policy import Policy
+
+DRAFT = "draft-ietf-httpapi-ratelimit-headers-11"
+
+_INT = r"[0-9]{1,15}"
+_STRING = r'"(?:[ !#-\[\]-~]|\\[\\"])*"'
+_TOKEN = r"[A-Za-z*][A-Za-z0-9_!#$%&'*+.^`|~:/-]*"
+_BARE = rf"{_STRING}|{_TOKEN}|-?{_INT}(?:\.[0-9]{{1,3}})?|:[A-Za-z0-9+/=]*:|\?[01]"
+_PARAM = rf"; *([a-z*][a-z0-9_.*-]*)(?:=({_BARE}))?"
+_ITEM = re.compile(rf"[ \t]*({_STRING}|{_TOKEN})((?:{_PARAM})*)[ \t]*(?P<sep>,|$)")
+_FORMS = dict(q=_INT, w="[1-9][0-9]{0,14}", r=_INT, t=_INT, qu=_STRING, pk=":[A-Za-z0-9+/=]*:")
+
+
+class HeaderError(ValueError):
+    """A rate-limit header value that is malformed, or a rule name no header can carry."""
+
+
+@dataclass(frozen=True)
+class Advertised:
+    """What a response's headers promised, as a client reads them; None where absent."""
+
+    policy_name: str | None
+    limit: int | None  # X-RateLimit-Limit
+    remaining: int | None  # X-RateLimit-Remaining
+    reset_at: int | None  # X-RateLimit-Reset (epoch s)
+    retry_after: int | None  # Retry-After (s)
+    quota: int | None  # RateLimit-Policy q
+    window: float | None  # RateLimit-Policy w
+    quota_remaining: int | None  # RateLimit r
+    reset_in: float | None  # RateLimit t
+
+
+def quota(policy: Policy) -> tuple[int, float]:
+    """(q, w): the policy's quota and window in seconds. Window kinds: (limit, window);
+    buckets: (capacity, capacity / rate), the time to refill from empty."""
+    if policy.limit is not None and policy.window is not None:
+        return policy.limit, policy.window
+    if policy.capacity is not None and policy.rate is not None:
+        return policy.capacity, policy.capacity / policy.rate
+    raise ValueError(f"{policy.kind} policy has neither limit and window nor capacity and rate")
+
+
+def response_headers(
+    rule: str, policy: Policy, decision: Decision, now: float
+) -> list[tuple[str, str]]:
+    """Every header for one decision of the rule named ``rule``, at server epoch time ``now``."""
+    if not re.fullmatch(r"[ -~]*", rule):
+        raise HeaderError(f"rule name {rule!r} is not printable ASCII, so no sf-string holds it")
+    name = '"' + rule.replace("\\", "\\\\").replace('"', '\\"') + '"'
+    q, w = quota(policy)
+    known = decision.remaining
+    remaining = None if known is None else max(0, known) if decision.allowed else 0
+    reset_in = None if decision.reset_at is None else decision.reset_at - now
+    wait = decision.retry_after if decision.retry_after is not None else reset_in
+    t = "" if reset_in is None else f";t={_up(reset_in)}"
+    values = {
+        "X-RateLimit-Limit": q if decision.limit is None else decision.limit,
+        "X-RateLimit-Remaining": remaining,
+        "X-RateLimit-Reset": None if decision.reset_at is None else _up(decision.reset_at),
+        "Retry-After": None if decision.allowed or wait is None else max(int(wait > 0), _up(wait)),
+        "RateLimit-Policy": f"{name};q={q};w={max(1, _up(w))}",
+        "RateLimit": None if remaining is None else f"{name};r={remaining}{t}",
+    }
+    return [(header, str(value)) for header, value in values.items() if value is not None]
+
+
+def parse_headers(headers: Mapping[str, str]) -> Advertised:
+    """Read the headers above from a response, whatever the case of their names."""
+    found = {key.lower(): value.strip() for key, value in headers.items()}
+    policies = _items(found.get("ratelimit-policy"), "RateLimit-Policy")
+    limits = _items(found.get("ratelimit"), "RateLimit")
+    name = next(iter(policies or limits), None)
+    if name is not None and limits and name not in limits:
+        raise HeaderError(f"RateLimit has no item for the policy {name!r}")
+    policy, limit = policies.get(name, {}), limits.get(name, {})
+    if (policies and "q" not in policy) or (limits and "r" not in limit):
+        raise HeaderError(f"policy {name!r} lacks q in RateLimit-Policy or r in RateLimit")
+    w, t = policy.get("w"), limit.get("t")
+    return Advertised(
+        policy_name=name,
+        limit=_integer(found, "x-ratelimit-limit"),
+        remaining=_integer(found, "x-ratelimit-remaining"),
+        reset_at=_integer(found, "x-ratelimit-reset"),
+        retry_after=_integer(found, "retry-after"),
+        quota=policy.get("q"),
+        window=None if w is None else float(w),
+        quota_remaining=limit.get("r"),
+        reset_in=None if t is None else float(t),
+    )
+
+
+def _up(seconds: float) -> int:
+    """Whole seconds rounded up, past the float noise of epoch arithmetic; never negative."""
+    return max(0, math.ceil(round(seconds, 6)))
+
+
+def _integer(found: Mapping[str, str], key: str) -> int | None:
+    value = found.get(key)
+    if value is not None and not re.fullmatch(_INT, value):
+        raise HeaderError(f"{key} must be a non-negative integer, got {value!r}")
+    return None if value is None else int(value)
+
+
+def _items(value: str | None, field: str) -> dict[str | None, dict[str, int]]:
+    """A Structured Field list of named items: name -> its Integer parameters q, w, r, t."""
+    items: dict[str | None, dict[str, int]] = {}
+    pos = 0
+    while value is not None and pos < len(value):
+        match = _ITEM.match(value, pos)
+        if not match or (match["sep"] == "," and match.end() == len(value)):
+            raise HeaderError(f"{field} is not a list of named items: {value!r}")
+        params = dict(re.findall(_PARAM, match[2]))
+        for key, form in _FORMS.items():
+            if key in params and not re.fullmatch(form, params[key]):
+                raise HeaderError(f"{field} {key}={params[key]!r} is not of the draft's type")
+        bare = match[1]
+        name = re.sub(r"\\(.)", r"\1", bare[1:-1]) if bare.startswith('"') else bare
+        items[name] = {key: int(v) for key, v in params.items() if key in ("q", "w", "r", "t")}
+        pos = match.end()
+    if value is not None and not items:
+        raise HeaderError(f"{field} is empty")
+    return items

@@ -1,0 +1,53 @@
+"""Where a load run's processes journal their decisions, one journal per process and rule.
+
+    RUN_DIR/journals/server/<rule>/<process>-<pid>.jsonl   what an app instance decided
+    RUN_DIR/journals/client/<rule>/<process>-<pid>.jsonl   what a Locust process saw
+
+Each journal is a ``Recorder``'s (``harness.history``): a process killed mid-run leaves every
+decision it completed, and those in flight as invoked (``unknown`` once merged).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+from harness.history import Recorder
+
+SIDES = ("server", "client")
+
+
+class Journals:
+    """One process's recorders, one per rule, opened on first use (thread-safe)."""
+
+    def __init__(self, run_dir: str | os.PathLike[str], side: str, process: str) -> None:
+        if side not in SIDES:
+            raise ValueError(f"side is one of {SIDES}, not {side!r}")
+        self.root = Path(run_dir) / "journals" / side
+        self.process = process
+        self._recorders: dict[str, Recorder] = {}
+        self._lock = threading.Lock()
+
+    def __getitem__(self, rule: str) -> Recorder:
+        try:
+            return self._recorders[rule]
+        except KeyError:
+            pass
+        with self._lock:
+            if rule not in self._recorders:
+                folder = self.root / rule
+                folder.mkdir(parents=True, exist_ok=True)
+                path = folder / f"{self.process}-{os.getpid()}.jsonl"
+                self._recorders[rule] = Recorder(path, self.process)
+            return self._recorders[rule]
+
+    def close(self) -> None:
+        with self._lock:
+            for recorder in self._recorders.values():
+                recorder.close()
+
+
+def journal_paths(run_dir: str | os.PathLike[str], side: str, rule: str) -> list[Path]:
+    """Every journal of ``rule`` on ``side`` of a run, in a stable order."""
+    return sorted((Path(run_dir) / "journals" / side / rule).glob("*.jsonl"))

@@ -1,0 +1,127 @@
+"""The verdict of a load run, from its run directory alone.
+
+Per rule, two histories go through the same checkers as every other history: what the app
+instances decided (their journals merged; a killed instance's requests in flight are
+``unknown``), with the keys the run left in Redis; and what the clients saw (Locust's journals;
+an answer that is neither 200 nor 429 is ``unknown``). The outbound rule is judged from the SMS
+provider's record of arrivals (each call's departure) and the instances' refusals. Header lies
+come from the clients (``client.json``). Each merged history is kept in ``RUN_DIR/history`` so
+``python -m harness check`` can judge it again.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness.checkers import Verdict, check
+from harness.history import Operation, Outcome, read_history, write_history
+from harness.history.merge import merge_journals
+from harness.load.journals import journal_paths
+from harness.load.rules import OUTBOUND, Rule, Rules
+
+
+@dataclass
+class RuleVerdict:
+    rule: Rule
+    server: Verdict
+    client: Verdict
+    lies: dict[str, int] = field(default_factory=dict)
+    lie_examples: dict[str, str] = field(default_factory=dict)
+    latency_ms: dict[str, float] = field(default_factory=dict)
+    client_outcomes: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def valid(self) -> bool:
+        return self.server.valid and self.client.valid and not any(self.lies.values())
+
+    @property
+    def kinds(self) -> set[str]:
+        return self.server.kinds | self.client.kinds | {k for k, n in self.lies.items() if n}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule.name,
+            "path": self.rule.path,
+            "limiter": self.rule.limiter,
+            "policy": self.rule.policy,
+            "valid": self.valid,
+            "server": self.server.to_json(),
+            "client": self.client.to_json(),
+            "client_outcomes": self.client_outcomes,
+            "header_lies": self.lies,
+            "header_lie_examples": self.lie_examples,
+            "latency_ms": self.latency_ms,
+        }
+
+
+@dataclass
+class LoadVerdict:
+    rules: list[RuleVerdict]
+    seconds: float
+
+    @property
+    def valid(self) -> bool:
+        return all(r.valid for r in self.rules)
+
+    @property
+    def requests(self) -> int:
+        return sum(sum(r.client_outcomes.values()) for r in self.rules)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "valid": self.valid,
+            "seconds": self.seconds,
+            "requests": self.requests,
+            "requests_per_second": self.requests / self.seconds if self.seconds else 0.0,
+            "rules": [r.to_json() for r in self.rules],
+        }
+
+
+def judge(
+    run_dir: Path, rules: Rules, ttls: dict[str, dict[str, float]], seconds: float
+) -> LoadVerdict:
+    """Judge every rule that saw traffic; ``ttls`` holds each rule's keys left in Redis."""
+    seen = _client_view(run_dir)
+    history_dir = run_dir / "history"
+    history_dir.mkdir(exist_ok=True)
+    verdicts = []
+    for rule in rules.all:
+        server = _server_history(run_dir, rule)
+        client = merge_journals(journal_paths(run_dir, "client", rule.name))
+        if not server and not client:
+            continue
+        write_history(history_dir / f"{rule.name}.jsonl", server)
+        write_history(history_dir / f"{rule.name}.client.jsonl", client)
+        policy = rule.parsed_policy
+        verdicts.append(
+            RuleVerdict(
+                rule,
+                check(server, policy, ttls.get(rule.name)),
+                check(client, policy),
+                seen["lies"].get(rule.name, {}),
+                seen["examples"].get(rule.name, {}),
+                seen["latency_ms"].get(rule.name, {}),
+                seen["outcomes"].get(rule.name, {}),
+            )
+        )
+    return LoadVerdict(verdicts, seconds)
+
+
+def _server_history(run_dir: Path, rule: Rule) -> list[Operation]:
+    decided = merge_journals(journal_paths(run_dir, "server", rule.name))
+    if rule.name != OUTBOUND:
+        return decided
+    # an accepted call counts by its arrival at the provider (its departure), not its acceptance
+    arrivals = run_dir / "provider.jsonl"
+    departed = read_history(arrivals) if arrivals.exists() else []
+    refused = [op for op in decided if op.outcome is not Outcome.ALLOWED]
+    return sorted(departed + refused, key=lambda op: op.invoke)
+
+
+def _client_view(run_dir: Path) -> dict[str, Any]:
+    path = run_dir / "client.json"
+    empty: dict[str, Any] = {"lies": {}, "examples": {}, "latency_ms": {}, "outcomes": {}}
+    return empty | json.loads(path.read_text()) if path.exists() else empty

@@ -1,0 +1,224 @@
+"""The app's rate-limit rules: which requests each rule holds, with which limiter and policy.
+
+A rules file is TOML, one ``[[rule]]`` table per rule and an optional ``[outbound]`` table for
+the calls ``/send-otp`` makes to the SMS provider (Part 6's leaky bucket)::
+
+    [[rule]]
+    name = "login"                       # names the rule in headers, histories and reports
+    path = "/login"                      # an exact path, or a prefix ending in '*'
+    limiter = "fixed-window-lua"         # a catalogue name or module:attribute
+    policy = "fixed-window:limit=5,window=900"
+    # tier = "pro"                       # optional: only identities of this tier
+
+    [outbound]
+    limiter = "leaky-bucket"
+    policy = "leaky-bucket:rate=10,capacity=20"
+
+A request is held by the first rule whose path and tier match it (file order); one that no rule
+matches passes unlimited. Each rule keeps its own keys, so one identity can be held by several
+rules at once (its logins and its API calls). An API key beginning ``pro-`` is of the pro tier;
+every other identity is of the free tier.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import asdict, dataclass, replace
+from typing import Any
+
+from limiters import CATALOGUE, Policy, resolve
+
+OUTBOUND = "outbound"  # the rule name of the SMS provider's leaky bucket
+TIERS = ("free", "pro")
+_FIELDS = ("name", "path", "limiter", "policy", "tier")
+
+
+def tier_of(api_key: str | None) -> str:
+    """The tier of a caller: pro for an API key beginning ``pro-``, else free."""
+    return "pro" if api_key and api_key.startswith("pro-") else "free"
+
+
+class RulesError(ValueError):
+    """A rules file that cannot be read, or a rule that makes no sense; says which and why."""
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    path: str
+    limiter: str
+    policy: str
+    tier: str | None = None
+
+    def matches(self, path: str, tier: str) -> bool:
+        if self.tier is not None and self.tier != tier:
+            return False
+        if self.path.endswith("*"):
+            return path.startswith(self.path[:-1])
+        return path == self.path
+
+    @property
+    def parsed_policy(self) -> Policy:
+        return Policy.parse(self.policy)
+
+
+@dataclass(frozen=True)
+class Rules:
+    """The rules in match order, and the outbound rule (named ``OUTBOUND``)."""
+
+    rules: tuple[Rule, ...]
+    outbound: Rule
+
+    def match(self, path: str, tier: str) -> Rule | None:
+        return next((rule for rule in self.rules if rule.matches(path, tier)), None)
+
+    @property
+    def all(self) -> tuple[Rule, ...]:
+        """Every rule, the outbound one last."""
+        return (*self.rules, self.outbound)
+
+    def named(self, name: str) -> Rule:
+        for rule in self.all:
+            if rule.name == name:
+                return rule
+        raise RulesError(f"no rule named {name!r}; the rules are {', '.join(self.names)}")
+
+    @property
+    def names(self) -> list[str]:
+        return [rule.name for rule in self.all]
+
+    def with_default(self, limiter: str | None, policy: str | None) -> Rules:
+        """These rules with the default endpoint's rule (``api``) set to ``limiter`` and
+        ``policy``. Without a policy, a catalogue limiter that cannot enforce the rule's kind
+        gets the catalogue's example policy."""
+        if limiter is None and policy is None:
+            return self
+        rule = self.named(DEFAULT_RULE)
+        limiter = limiter or rule.limiter
+        if policy is None:
+            entry = CATALOGUE.get(limiter)
+            keeps = entry is None or entry.policy_kind == rule.parsed_policy.kind
+            policy = rule.policy if keeps or entry is None else entry.policy
+        changed = replace(rule, limiter=limiter, policy=policy)
+        return validated(
+            tuple(changed if r.name == DEFAULT_RULE else r for r in self.rules), self.outbound
+        )
+
+    def to_json(self) -> str:
+        return json.dumps(
+            {"rule": [asdict(r) for r in self.rules], "outbound": asdict(self.outbound)}
+        )
+
+
+DEFAULT_RULE = "api"
+# The chapter's Part 8 endpoints. /api/* is scaled from its 100 a day (free) and 10,000 a day
+# (pro) to per-second budgets, so a run of seconds crosses many windows.
+DEFAULT_RULES = (
+    Rule("login", "/login", "fixed-window-lua", "fixed-window:limit=5,window=900"),
+    Rule("send-otp", "/send-otp", "sliding-log-lua", "sliding-window:limit=3,window=3600"),
+    Rule("api", "/api/*", "fixed-window-lua", "fixed-window:limit=10,window=1", "free"),
+    Rule("api-pro", "/api/*", "token-bucket-lua", "token-bucket:capacity=100,rate=100", "pro"),
+)
+DEFAULT_OUTBOUND = Rule(OUTBOUND, "", "leaky-bucket", "leaky-bucket:rate=10,capacity=20")
+
+
+def default_rules() -> Rules:
+    return Rules(DEFAULT_RULES, DEFAULT_OUTBOUND)
+
+
+def load_rules(path: str | os.PathLike[str] | None) -> Rules:
+    """The rules of a TOML file, or the defaults for None. Raises RulesError."""
+    if path is None:
+        return default_rules()
+    try:
+        with open(path, "rb") as file:
+            data = tomllib.load(file)
+    except OSError as error:
+        raise RulesError(f"{os.fspath(path)}: {error.strerror or error}") from None
+    except tomllib.TOMLDecodeError as error:
+        raise RulesError(f"{os.fspath(path)}: not TOML: {error}") from None
+    return _from_data(data, os.fspath(path))
+
+
+def rules_from_json(text: str) -> Rules:
+    """What ``Rules.to_json`` wrote (the form passed to app instances and Locust)."""
+    return _from_data(json.loads(text), "rules JSON")
+
+
+def _from_data(data: dict[str, Any], source: str) -> Rules:
+    unknown = set(data) - {"rule", "outbound"}
+    if unknown:
+        raise RulesError(f"{source}: unknown table {sorted(unknown)[0]!r}; expected rule, outbound")
+    tables = data.get("rule", [])
+    if not isinstance(tables, list) or not tables:
+        raise RulesError(f"{source}: expected at least one [[rule]] table")
+    rules = tuple(_rule(table, source, number) for number, table in enumerate(tables, 1))
+    outbound = data.get("outbound")
+    if outbound is None:
+        return validated(rules, DEFAULT_OUTBOUND)
+    out = _rule({"name": OUTBOUND, "path": "", **outbound}, source, "outbound")
+    return validated(rules, out)
+
+
+def _rule(table: object, source: str, where: object) -> Rule:
+    if not isinstance(table, dict):
+        raise RulesError(f"{source}: rule {where} is not a table")
+    unknown = set(table) - set(_FIELDS)
+    if unknown:
+        raise RulesError(f"{source}: rule {where} has unknown field {sorted(unknown)[0]!r}")
+    missing = [name for name in _FIELDS[:4] if name not in table]
+    if missing:
+        raise RulesError(f"{source}: rule {where} needs {', '.join(missing)}")
+    if not all(isinstance(table[name], str) for name in table if table[name] is not None):
+        raise RulesError(f"{source}: rule {where}: every field is a string")
+    return Rule(**table)
+
+
+def validated(rules: Sequence[Rule], outbound: Rule) -> Rules:
+    """Rules whose names are unique, paths absolute, tiers known, limiters and policies real
+    (each limiter is built on no Redis, so a limiter that cannot enforce its policy fails now).
+    """
+    names = [rule.name for rule in rules]
+    problems = _problems(rules, names)
+    problems += [
+        f"rule {rule.name!r}: {why}" for rule in (*rules, outbound) for why in _check(rule)
+    ]
+    if problems:
+        raise RulesError(problems[0])
+    return Rules(tuple(rules), outbound)
+
+
+def _problems(rules: Iterable[Rule], names: list[str]) -> list[str]:
+    found = []
+    for rule in rules:
+        if not rule.name or rule.name == OUTBOUND or names.count(rule.name) > 1:
+            found.append(f"rule name {rule.name!r} is empty, reserved or used twice")
+        if not rule.path.startswith("/"):
+            found.append(f"rule {rule.name!r}: path {rule.path!r} must start with '/'")
+        if rule.tier is not None and rule.tier not in TIERS:
+            found.append(f"rule {rule.name!r}: tier {rule.tier!r} is not one of {TIERS}")
+    return found
+
+
+def _check(rule: Rule) -> list[str]:
+    """Why the rule's limiter cannot enforce its policy, if it cannot. A catalogue limiter is
+    built on a stand-in client to ask it; a plug-in is only imported (its factory may need a
+    real Redis)."""
+    try:
+        builder = resolve(rule.limiter)
+        policy = rule.parsed_policy
+        if rule.limiter in CATALOGUE:
+            builder(_ScriptsOnly(), policy)
+    except ValueError as error:  # PolicyError, PluginError, UnknownLimiter
+        return [str(error)]
+    return []
+
+
+class _ScriptsOnly:
+    """Enough of a client to build a catalogue limiter: it registers its script, no more."""
+
+    def register_script(self, source: str) -> None:
+        return None

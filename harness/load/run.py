@@ -1,0 +1,234 @@
+"""``python -m harness load`` and ``serve``: Redis, the instances, the live judge, a Locust
+swarm, then the verdict, all in one run directory (``runs/load-TIME/``).
+
+    RUN_DIR/rules.json        the rules the instances enforced
+    RUN_DIR/journals/         what each instance decided and each Locust process saw
+    RUN_DIR/provider.jsonl    the SMS provider's arrivals
+    RUN_DIR/live.json         the live verdict (the web UI's Correctness tab)
+    RUN_DIR/client.json       what the clients saw: outcomes, header lies, latency histograms
+    RUN_DIR/history/          the merged histories, per rule
+    RUN_DIR/verdict.json      the verdict
+    RUN_DIR/logs/             every process's output
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ipaddress
+import json
+import secrets
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from importlib import resources
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import redis
+
+from harness.load.judge import LoadVerdict, judge
+from harness.load.rules import Rules
+from harness.load.serve import Fleet, Process, spawn, start_fleet
+from harness.provision import RedisServer, provision, provision_cluster
+
+RUNS = Path("runs")
+DEFAULT_LOCUSTFILE = "burst"
+PROGRESS_EVERY = 5.0
+
+
+class LoadError(ValueError):
+    """Bad input to ``load`` or ``serve``: one line saying what and why."""
+
+
+@dataclass(frozen=True)
+class Swarm:
+    """How Locust runs: headless for ``duration`` seconds, or the web UI until stopped."""
+
+    locustfile: Path
+    users: int
+    spawn_rate: float
+    duration: float | None  # None: the web UI, until Ctrl-C
+    processes: int = 1
+    web_port: int = 8089
+    constant_rate: float = 0.0
+
+
+def locustfile_path(name: str) -> Path:
+    """A pattern of ``locustfiles/`` by name (``burst``), or a locustfile by path."""
+    given = Path(name)
+    if given.suffix == ".py" and given.is_file():
+        return given.resolve()
+    packaged = resources.files("locustfiles").joinpath(f"{name}.py")
+    if packaged.is_file():
+        return Path(str(packaged))
+    known = sorted(
+        p.name.removesuffix(".py")
+        for p in resources.files("locustfiles").iterdir()
+        if p.name.endswith(".py") and not p.name.startswith("_")
+    )
+    raise LoadError(f"no locustfile {name!r}: give a path, or one of {', '.join(known)}")
+
+
+def require_loopback(url: str, allow_remote: bool) -> None:
+    host = urlsplit(url).hostname or ""
+    try:
+        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        loopback = False
+    if not loopback and not allow_remote:
+        raise LoadError(f"{url} is not on loopback; pass --allow-remote to load another host")
+
+
+def new_run_dir(command: str) -> Path:
+    run_dir = RUNS / time.strftime(f"{command}-%Y%m%d-%H%M%S")
+    suffix = 1
+    while run_dir.exists():
+        suffix += 1
+        run_dir = RUNS / time.strftime(f"{command}-%Y%m%d-%H%M%S-{suffix}")
+    run_dir.mkdir(parents=True)
+    return run_dir.resolve()
+
+
+def redis_for(how: str | None, url: str | None, cluster: bool) -> RedisServer:
+    return provision_cluster(how) if cluster and not url else provision(how, url)
+
+
+def run_load(
+    rules: Rules,
+    swarm: Swarm,
+    *,
+    instances: int,
+    server: RedisServer,
+    cluster: bool = False,
+) -> tuple[Path, LoadVerdict]:
+    """One whole load run on ``server``; its run directory and verdict."""
+    run_dir = new_run_dir("load")
+    tag = secrets.token_hex(4)
+    with start_fleet(run_dir, rules, server.url, instances, tag=tag, cluster=cluster) as fleet:
+        live = live_judge(run_dir)
+        began = time.time()
+        try:
+            _run_locust(swarm, fleet, rules, run_dir)
+        finally:
+            seconds = time.time() - began
+            fleet.stop()
+            live.stop()
+    ttls = leftover_keys(server.url, cluster, tag, rules)
+    verdict = judge(run_dir, rules, ttls, seconds)
+    (run_dir / "verdict.json").write_text(json.dumps(verdict.to_json(), indent=1))
+    return run_dir, verdict
+
+
+def _run_locust(swarm: Swarm, fleet: Fleet, rules: Rules, run_dir: Path) -> None:
+    command = [
+        *(sys.executable, "-m", "locust", "-f", str(swarm.locustfile)),
+        *("--web-host", "127.0.0.1", "--web-port", str(swarm.web_port)),
+        *("-u", str(swarm.users), "-r", str(swarm.spawn_rate)),
+        *("--run-dir", str(run_dir), "--targets", ",".join(fleet.urls)),
+        *("--rules-json", rules.to_json(), "--constant-rate", str(swarm.constant_rate)),
+    ]
+    if swarm.processes > 1:
+        command += ["--processes", str(swarm.processes), "--master-bind-host", "127.0.0.1"]
+    if swarm.duration is not None:
+        command += ["--headless", "-t", f"{swarm.duration:g}s", "--only-summary"]
+    log = run_dir / "logs" / "locust.log"
+    with log.open("wb") as out:
+        locust = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        try:
+            _watch(locust, swarm, run_dir)
+        finally:
+            if locust.poll() is None:
+                locust.send_signal(signal.SIGTERM)
+                locust.wait(timeout=30)
+    if locust.returncode not in (0, 1, -signal.SIGTERM):  # 1: Locust saw failed requests
+        tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-5:])
+        raise LoadError(f"locust exited with {locust.returncode}: {tail}")
+
+
+def _watch(locust: subprocess.Popen[bytes], swarm: Swarm, run_dir: Path) -> None:
+    """Wait for Locust (a headless run at most its duration and a minute), printing progress."""
+    began = time.monotonic()
+    deadline = None if swarm.duration is None else began + swarm.duration + 60
+    with until_interrupted():
+        while locust.poll() is None:
+            try:
+                locust.wait(timeout=PROGRESS_EVERY)
+            except subprocess.TimeoutExpired:
+                print(progress(run_dir, time.monotonic() - began), file=sys.stderr)
+            if deadline is not None and time.monotonic() > deadline:
+                raise LoadError("locust did not stop a minute after its run time")
+
+
+@contextlib.contextmanager
+def until_interrupted() -> Iterator[None]:
+    """Run the block until it ends or Ctrl-C or SIGTERM stops it; then go on (to judge)."""
+    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        yield
+    except KeyboardInterrupt:
+        print("stopping", file=sys.stderr)
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def progress(run_dir: Path, elapsed: float) -> str:
+    live_file = run_dir / "live.json"
+    if not live_file.exists():
+        return f"{elapsed:5.0f} s: starting"
+    rows = json.loads(live_file.read_text())["rules"]
+    decided = sum(row["decisions"] for row in rows)
+    found = [
+        f"{row['rule']}: {row[kind]} {kind}"
+        for row in rows
+        for kind in ("over-admission", "wrongful-rejection")
+        if row[kind]
+    ]
+    return f"{elapsed:5.0f} s: {decided:,} decisions; " + (
+        "; ".join(found) or "no violation so far"
+    )
+
+
+def leftover_keys(url: str, cluster: bool, tag: str, rules: Rules) -> dict[str, dict[str, float]]:
+    """Each rule's keys in Redis after the run, with their TTLs in seconds (-1: none). Only
+    keys naming this run's tag: a Redis the harness was given is never read beyond them."""
+    client: Any = redis.RedisCluster.from_url(url) if cluster else redis.Redis.from_url(url)
+    found: dict[str, dict[str, float]] = {}
+    try:
+        for rule in rules.all:
+            keys = found.setdefault(rule.name, {})
+            for key in client.scan_iter(match=f"*{tag}:{rule.name}:*", count=1000):
+                ttl = client.pttl(key)
+                if ttl != -2:  # gone since the scan
+                    keys[key.decode()] = ttl / 1000 if ttl >= 0 else -1.0
+    finally:
+        client.close()
+    return found
+
+
+def serve_until_stopped(
+    rules: Rules, instances: int, server: RedisServer, cluster: bool
+) -> tuple[Path, str]:
+    """Start the system under test and its live judge, print the URLs, wait for Ctrl-C/TERM
+    (or an instance to die); the run directory and the run's key tag."""
+    run_dir = new_run_dir("serve")
+    tag = secrets.token_hex(4)
+    with start_fleet(run_dir, rules, server.url, instances, tag=tag, cluster=cluster) as fleet:
+        live = live_judge(run_dir)
+        print("\n".join(fleet.urls), flush=True)
+        print(f"journals in {run_dir}; Ctrl-C to stop and judge", file=sys.stderr)
+        try:
+            with until_interrupted():
+                while all(p.alive() for p in fleet.instances):
+                    time.sleep(0.5)
+        finally:
+            live.stop()
+    return run_dir, tag
+
+
+def live_judge(run_dir: Path) -> Process:
+    command = [sys.executable, "-m", "harness.load.live", str(run_dir)]
+    return spawn("live-judge", command, run_dir / "logs")

@@ -1,0 +1,178 @@
+"""The system under test, started: N app instances and the SMS provider, each its own OS process
+on a free loopback port, all journalling into one run directory.
+
+An instance is ``granian --interface asgi --workers 1`` running ``harness.load.app``. Measured on
+this project's 2-core machine with wrk (``bench/load_speed.py``), granian serves the same
+Starlette app with the same middleware about twice as fast as uvicorn, so the instances are
+never what limits a Locust swarm (which tops out at 5-7k requests/s here). One worker per
+instance keeps "an instance" one process tree that can be killed alone, as a crashed node is.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from harness.load.app import InstanceSettings
+from harness.load.rules import Rules
+from harness.provision.base import Unavailable, free_port
+from harness.provision.embedded import die_with_parent
+
+READY_TIMEOUT = 30.0
+
+
+class ServeError(Unavailable):
+    """A process of the system under test did not start; the message holds its log's tail."""
+
+
+@dataclass
+class Process:
+    name: str
+    url: str
+    popen: subprocess.Popen[bytes]
+    log: Path
+
+    def alive(self) -> bool:
+        return self.popen.poll() is None
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
+        """Signal the whole process tree (the server and its workers), then wait."""
+        if not self.alive():
+            return
+        try:
+            os.killpg(self.popen.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            self.popen.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.popen.pid, signal.SIGKILL)
+            self.popen.wait()
+
+    def kill(self) -> None:
+        """Kill it outright, as a crash would: requests in flight never complete."""
+        self.stop(signal.SIGKILL)
+
+    def tail(self, lines: int = 5) -> str:
+        text = self.log.read_text(errors="replace").strip().splitlines()
+        return " | ".join(text[-lines:])
+
+
+@dataclass
+class Fleet:
+    """The running system: the instances (round-robin targets) and the provider."""
+
+    run_dir: Path
+    instances: list[Process] = field(default_factory=list)
+    provider: Process | None = None
+
+    @property
+    def urls(self) -> list[str]:
+        return [p.url for p in self.instances]
+
+    def stop(self) -> None:
+        for process in [*self.instances, *filter(None, [self.provider])]:
+            process.stop()
+
+    def __enter__(self) -> Fleet:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+
+def start_fleet(
+    run_dir: Path,
+    rules: Rules,
+    redis_url: str,
+    instances: int,
+    *,
+    tag: str,
+    cluster: bool = False,
+) -> Fleet:
+    """Start the provider and ``instances`` app instances; return once every one answers."""
+    logs = run_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    (run_dir / "rules.json").write_text(rules.to_json())
+    fleet = Fleet(run_dir)
+    try:
+        port = free_port()
+        fleet.provider = spawn(
+            "sms-provider",
+            [
+                *(sys.executable, "-m", "harness.load.sms_provider"),
+                *("--port", str(port), "--record", str(run_dir / "provider.jsonl")),
+            ],
+            logs,
+            port=port,
+        )
+        for index in range(instances):
+            port = free_port()
+            settings = InstanceSettings(
+                f"app-{index}", rules, redis_url, str(run_dir), fleet.provider.url, tag, cluster
+            )
+            command = [
+                *(sys.executable, "-m", "granian", "--interface", "asgi", "--workers", "1"),
+                *("--host", "127.0.0.1", "--port", str(port), "--no-ws"),
+                *("--log-level", "warning", "--factory", "harness.load.app:create_app"),
+            ]
+            fleet.instances.append(
+                spawn(settings.name, command, logs, settings.to_env(), port=port)
+            )
+        for process in [fleet.provider, *fleet.instances]:
+            _wait_ready(process)
+    except BaseException:
+        fleet.stop()
+        raise
+    return fleet
+
+
+def spawn(
+    name: str,
+    command: list[str],
+    logs: Path,
+    env: dict[str, str] | None = None,
+    *,
+    port: int | None = None,
+) -> Process:
+    """Start ``command`` in its own process group, its output in ``logs/NAME.log``; it dies
+    with this process. ``port``: where it will serve, for its URL."""
+    log = logs / f"{name}.log"
+    with log.open("wb") as out:
+        popen = subprocess.Popen(
+            command,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            env={**os.environ, **(env or {})},
+            start_new_session=True,  # its own process group: stopped and killed as one
+            preexec_fn=die_with_parent,  # noqa: PLW1509 (only prctl, which is async-signal-safe)
+        )
+    return Process(name, f"http://127.0.0.1:{port}" if port else "", popen, log)
+
+
+def _wait_ready(process: Process) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    while True:
+        if not process.alive():
+            raise ServeError(
+                f"{process.name} exited with {process.popen.returncode}: {process.tail()}"
+            )
+        try:
+            with urllib.request.urlopen(f"{process.url}/healthz", timeout=1) as answer:
+                if answer.status == 200:
+                    return
+        except (urllib.error.URLError, OSError):
+            pass
+        if time.monotonic() > deadline:
+            raise ServeError(
+                f"{process.name} did not answer in {READY_TIMEOUT:.0f} s: {process.tail()}"
+            )
+        time.sleep(0.1)

@@ -1,0 +1,48 @@
+"""Whether a response's rate-limit headers tell the truth, as a client can tell at once.
+
+A header lie is one of:
+
+- ``malformed``: a rate-limit header that does not parse;
+- ``fields-disagree``: ``X-RateLimit-Remaining`` and ``RateLimit``'s r, or
+  ``X-RateLimit-Limit`` and ``RateLimit-Policy``'s q, say different things;
+- ``remaining-over-budget``: an admitted request told it has ``limit`` or more left, more than
+  the policy can grant once this one counted;
+- ``remaining-after-refusal``: a 429 that says budget remains;
+- ``retry-after-broken``: a client alone on its identity waited ``Retry-After`` and was refused
+  again (every policy here promises that budget is back by then, to a client alone on it).
+
+The judge adds a check that needs the whole history (Remaining against what was admitted
+before, ``harness.load.judge``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from harness.load.headers import HeaderError, parse_headers
+
+LIES = (
+    "malformed",
+    "fields-disagree",
+    "remaining-over-budget",
+    "remaining-after-refusal",
+    "retry-after-broken",
+)
+
+
+def response_lies(headers: Mapping[str, str], status: int) -> tuple[list[str], int | None]:
+    """The lies in one response's headers, and the Retry-After it advertised (None if none)."""
+    try:
+        told = parse_headers(headers)
+    except HeaderError:
+        return ["malformed"], None
+    lies = []
+    pairs = ((told.remaining, told.quota_remaining), (told.limit, told.quota))
+    if any(a is not None and b is not None and a != b for a, b in pairs):
+        lies.append("fields-disagree")
+    if status == 429 and told.remaining:
+        lies.append("remaining-after-refusal")
+    over = told.remaining is not None and told.limit is not None and told.remaining >= told.limit
+    if status != 429 and over:
+        lies.append("remaining-over-budget")
+    return lies, told.retry_after
