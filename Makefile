@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 LOCAL_REDIS_IMAGE := ratelimit-harness/redis:local
 
-.PHONY: venv race-test test lint unit doctor redis-image clean
+.PHONY: venv race-test load test lint unit doctor redis-image clean
 
 venv: $(VENV)/.installed
 
@@ -12,6 +12,9 @@ $(VENV)/.installed: pyproject.toml
 
 race-test: venv
 	$(PY) -m harness race-test $(RACE_ARGS)
+
+load: venv
+	$(PY) -m harness load --web $(LOAD_ARGS)
 
 test: lint unit
 

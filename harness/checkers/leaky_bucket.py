@@ -5,7 +5,8 @@ to the downstream service; its ``now`` is when the limiter accepted it into the 
 are held to at most 1 + rate * d in any span d (a bucket of one). The queue at t holds those
 accepted by t that have not departed: certainly over capacity when more than ``capacity`` were
 accepted by t and only invoke their call after t. A rejection is wrongful when, at each instant
-it may have happened at, fewer than ``capacity`` can have been waiting.
+it may have happened at, fewer than ``capacity`` can have been waiting (an unknown operation
+without a ``now`` counted as waiting from its invoke on).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ from harness.checkers.placement import SLACK, Findings
 from harness.checkers.rejections import wrongful
 from harness.checkers.timeline import Timeline, bucket_params, end
 from harness.checkers.verdict import Witness
-from harness.history import Operation
+from harness.history import Operation, Outcome
 from limiters.policy import Policy
 
 
@@ -42,8 +43,11 @@ def over_admissions(line: Timeline, policy: Policy) -> Findings:
 
 def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     capacity, _ = bucket_params(policy)
-    accepted = sorted(op.now for op in line.maybe if op.now is not None)
-    departures = sorted(end(op) for op in line.maybe if op.now is not None)
+    # an unknown operation that never said when it was accepted may have been accepted as soon
+    # as it was invoked, and may never have left: it waits from its invoke on, as it hurts most
+    queued = [op for op in line.maybe if op.now is not None or op.outcome is Outcome.UNKNOWN]
+    accepted = sorted(op.invoke if op.now is None else op.now for op in queued)
+    departures = sorted(end(op) for op in queued)
 
     def most_used(op: Operation) -> float:
         done = op.complete or op.invoke

@@ -79,4 +79,4 @@ def _rules(args: argparse.Namespace) -> Rules:
         raise LoadError(f"--instances must be 1..{MAX_INSTANCES}")
     if args.redis_url:
         require_loopback(args.redis_url, args.allow_remote)
-    return load_rules(args.config).with_default(args.limiter, args.policy)
+    return load_rules(args.config).with_default(args.limiter, args.policy, args.judge_by)

@@ -47,6 +47,7 @@ class RuleVerdict:
             "path": self.rule.path,
             "limiter": self.rule.limiter,
             "policy": self.rule.policy,
+            "judged_by": str(self.rule.judge_policy),
             "valid": self.valid,
             "server": self.server.to_json(),
             "client": self.client.to_json(),
@@ -95,7 +96,7 @@ def judge(
             continue
         write_history(history_dir / f"{rule.name}.jsonl", server)
         write_history(history_dir / f"{rule.name}.client.jsonl", client)
-        policy = rule.parsed_policy
+        policy = rule.judge_policy
         verdicts.append(
             RuleVerdict(
                 rule,

@@ -119,7 +119,7 @@ class LiveJudge:
             if k == key
         ]
         history = sorted(entry.done + pending, key=lambda op: op.invoke)
-        policy = state.rule.parsed_policy
+        policy = state.rule.judge_policy
         verdict = check(history, policy)
         entry.found = {v.kind: v.count for v in verdict.violations if v.kind in KINDS}
         entry.witness = {v.kind: v.witnesses[0].detail for v in verdict.violations if v.witnesses}
@@ -142,7 +142,8 @@ class LiveJudge:
         return {
             "rule": state.rule.name,
             "limiter": state.rule.limiter,
-            "policy": state.rule.policy,
+            "policy": state.rule.policy
+            + (f" judged by {state.rule.judged_by}" if state.rule.judged_by else ""),
             "identities": len(state.keys),
             "decisions": sum(outcomes.values()),
             "in_flight": len(state.in_flight),

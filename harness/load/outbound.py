@@ -2,10 +2,10 @@
 
 Every instance shares one queue (one key): ``check`` accepts a call with the delay it must wait
 before departing, or refuses it (the queue is full). The instance waits, then POSTs to the
-provider with when the call was accepted and when it was sent; the provider records the
-arrival (``harness.load.sms_provider``), so the departures are judged from what the provider
-saw. The instance journals every decision under the rule ``outbound``: refusals and failures
-count from there, accepted calls from the provider's record.
+provider with when the call was accepted and when the limiter scheduled it to depart; the
+provider records the arrival (``harness.load.sms_provider``), so the departures are judged from
+what the provider saw. The instance journals every decision under the rule ``outbound``:
+refusals and failures count from there, accepted calls from the provider's record.
 """
 
 from __future__ import annotations
@@ -54,24 +54,23 @@ class Outbound:
         if not decision.allowed:
             self.journal.complete(token, Outcome.REJECTED, decision.now)
             return decision
-        await asyncio.sleep(decision.delay)
         accepted_at = decision.now if decision.now is not None else self.clock()
+        await asyncio.sleep(decision.delay)
         try:
-            await self._post(identity, accepted_at)
+            await self._post(identity, accepted_at, accepted_at + decision.delay)
         except (OSError, TimeoutError, ValueError):
             self.journal.complete(token, Outcome.UNKNOWN, decision.now)
             return None
         self.journal.complete(token, Outcome.ALLOWED, decision.now)
         return decision
 
-    async def _post(self, identity: str, accepted_at: float) -> None:
-        sent_at = self.clock()
+    async def _post(self, identity: str, accepted_at: float, departs_at: float) -> None:
         body = json.dumps(
             {
                 "identity": identity,
                 "process": self.process,
                 "accepted_at": accepted_at,
-                "sent_at": sent_at,
+                "departs_at": departs_at,
             }
         ).encode()
         head = (

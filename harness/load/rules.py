@@ -9,13 +9,16 @@ the calls ``/send-otp`` makes to the SMS provider (Part 6's leaky bucket)::
     limiter = "fixed-window-lua"         # a catalogue name or module:attribute
     policy = "fixed-window:limit=5,window=900"
     # tier = "pro"                       # optional: only identities of this tier
+    # judged_by = "sliding-window:limit=5,window=900"  # optional: judge by another policy
 
     [outbound]
     limiter = "leaky-bucket"
     policy = "leaky-bucket:rate=10,capacity=20"
 
 A request is held by the first rule whose path and tier match it (file order); one that no rule
-matches passes unlimited. Each rule keeps its own keys, so one identity can be held by several
+matches passes unlimited. ``judged_by`` judges a rule's decisions by another policy than the
+one it enforces: a fixed window judged by the sliding window of the same limit shows the
+boundary attack (Part 2). Each rule keeps its own keys, so one identity can be held by several
 rules at once (its logins and its API calls). An API key beginning ``pro-`` is of the pro tier;
 every other identity is of the free tier.
 """
@@ -33,7 +36,7 @@ from limiters import CATALOGUE, Policy, resolve
 
 OUTBOUND = "outbound"  # the rule name of the SMS provider's leaky bucket
 TIERS = ("free", "pro")
-_FIELDS = ("name", "path", "limiter", "policy", "tier")
+_FIELDS = ("name", "path", "limiter", "policy", "tier", "judged_by")
 
 
 def tier_of(api_key: str | None) -> str:
@@ -52,6 +55,7 @@ class Rule:
     limiter: str
     policy: str
     tier: str | None = None
+    judged_by: str | None = None
 
     def matches(self, path: str, tier: str) -> bool:
         if self.tier is not None and self.tier != tier:
@@ -63,6 +67,11 @@ class Rule:
     @property
     def parsed_policy(self) -> Policy:
         return Policy.parse(self.policy)
+
+    @property
+    def judge_policy(self) -> Policy:
+        """What the rule's decisions are judged by: ``judged_by``, else its own policy."""
+        return Policy.parse(self.judged_by or self.policy)
 
 
 @dataclass(frozen=True)
@@ -90,11 +99,13 @@ class Rules:
     def names(self) -> list[str]:
         return [rule.name for rule in self.all]
 
-    def with_default(self, limiter: str | None, policy: str | None) -> Rules:
-        """These rules with the default endpoint's rule (``api``) set to ``limiter`` and
-        ``policy``. Without a policy, a catalogue limiter that cannot enforce the rule's kind
-        gets the catalogue's example policy."""
-        if limiter is None and policy is None:
+    def with_default(
+        self, limiter: str | None, policy: str | None, judged_by: str | None = None
+    ) -> Rules:
+        """These rules with the default endpoint's rule (``api``) set to ``limiter``,
+        ``policy`` and ``judged_by``. Without a policy, a catalogue limiter that cannot enforce
+        the rule's kind gets the catalogue's example policy."""
+        if limiter is None and policy is None and judged_by is None:
             return self
         rule = self.named(DEFAULT_RULE)
         limiter = limiter or rule.limiter
@@ -102,7 +113,7 @@ class Rules:
             entry = CATALOGUE.get(limiter)
             keeps = entry is None or entry.policy_kind == rule.parsed_policy.kind
             policy = rule.policy if keeps or entry is None else entry.policy
-        changed = replace(rule, limiter=limiter, policy=policy)
+        changed = replace(rule, limiter=limiter, policy=policy, judged_by=judged_by)
         return validated(
             tuple(changed if r.name == DEFAULT_RULE else r for r in self.rules), self.outbound
         )
@@ -210,6 +221,7 @@ def _check(rule: Rule) -> list[str]:
     try:
         builder = resolve(rule.limiter)
         policy = rule.parsed_policy
+        rule.judge_policy  # noqa: B018 (parsed to be checked)
         if rule.limiter in CATALOGUE:
             builder(_ScriptsOnly(), policy)
     except ValueError as error:  # PolicyError, PluginError, UnknownLimiter

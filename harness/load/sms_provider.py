@@ -1,10 +1,12 @@
 """A stand-in SMS provider: a loopback HTTP server that records when each call arrived.
 
 ``python -m harness.load.sms_provider --port P --record FILE`` serves ``POST /sms`` with a JSON
-body ``{"identity", "process", "accepted_at", "sent_at"}`` (epoch seconds, the sender's clock,
-which is this machine's). Each arrival is appended to FILE at once, in one write, as one
-operation of a leaky-bucket history: its interval is the departure, from ``sent_at`` to the
-arrival (so transit jitter never reads as a burst), its ``now`` the acceptance into the queue.
+body ``{"identity", "process", "accepted_at", "departs_at"}`` (epoch seconds on this machine's
+clock: when the leaky bucket accepted the call, and when it scheduled it to leave). Each arrival
+is appended to FILE at once, in one write, as one operation of a leaky-bucket history: its
+interval is the departure, from the scheduled instant to the arrival, its ``now`` the
+acceptance. The limiter is judged by its schedule: an instance that sends late (its event loop
+busy) and the network's jitter delay a call, and neither is the limiter's doing.
 """
 
 from __future__ import annotations
@@ -28,11 +30,11 @@ class Arrivals:
         self._lock = threading.Lock()
 
     def record(self, body: dict[str, object], arrived: float) -> None:
-        sent = min(float(body["sent_at"]), arrived)  # type: ignore[arg-type]
+        departs = min(float(body["departs_at"]), arrived)  # type: ignore[arg-type]
         accepted = float(body["accepted_at"])  # type: ignore[arg-type]
         process = str(body["process"])
         line = format_operation(
-            Operation(process, QUEUE_KEY, sent, arrived, Outcome.ALLOWED, accepted)
+            Operation(process, QUEUE_KEY, departs, arrived, Outcome.ALLOWED, accepted)
         ).encode()
         with self._lock:
             os.write(self._fd, line)

@@ -34,7 +34,10 @@ def _row(r: RuleVerdict) -> list[str]:
     counts = {v.kind: v.count for v in r.server.violations}
     client = {v.kind: v.count for v in r.client.violations}
     found = [_both(counts.get(kind, 0), client.get(kind, 0)) for kind in KINDS]
-    latency = [f"{r.latency_ms.get(p, 0.0):.2f}" for p in ("p50", "p90", "p99", "p99.9", "max")]
+    measured = bool(r.latency_ms.get("count"))  # the outbound calls are not the clients' to time
+    latency = [
+        f"{r.latency_ms[p]:.2f}" if measured else "-" for p in ("p50", "p90", "p99", "p99.9", "max")
+    ]
     return [
         *(r.rule.name, r.rule.limiter, r.rule.policy, str(r.server.operations)),
         *(str(outcomes.get(k, 0)) for k in ("allowed", "rejected")),

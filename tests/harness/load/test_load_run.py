@@ -1,0 +1,114 @@
+"""The load half end to end: app instances on a real Redis, a headless Locust swarm, the verdict.
+
+Each run is a few seconds of real traffic; the limits are small so that identities meet them
+many times a second.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.load import run
+from harness.load.rules import default_rules
+from harness.load.serve import start_fleet
+from harness.provision import RedisServer
+
+pytestmark = pytest.mark.integration
+
+
+@pytest.fixture(autouse=True)
+def runs_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(run, "RUNS", tmp_path / "runs")
+
+
+def swarm(seconds: float = 5, locustfile: str = "burst") -> run.Swarm:
+    return run.Swarm(run.locustfile_path(locustfile), users=30, spawn_rate=30, duration=seconds)
+
+
+@pytest.mark.parametrize(
+    ("limiter", "expected"),
+    [
+        ("in-memory", {"over-admission"}),  # Part 7: four instances, four counters
+        ("naive-get-set", {"over-admission", "wrongful-rejection"}),  # Part 7's WRONG
+        ("fixed-window-lua", set()),
+    ],
+)
+def test_a_swarm_exposes_broken_limiters_and_clears_a_correct_one(
+    redis_server: RedisServer, limiter: str, expected: set[str]
+) -> None:
+    rules = default_rules().with_default(limiter, None)
+    run_dir, verdict = run.run_load(rules, swarm(), instances=4, server=redis_server)
+    (api,) = [r for r in verdict.rules if r.rule.name == "api"]
+    assert api.server.kinds == expected
+    assert api.server.operations > 500  # the swarm did run
+    assert verdict.valid == (not expected)
+    saved = json.loads((run_dir / "verdict.json").read_text())
+    assert saved["valid"] == verdict.valid
+    assert (run_dir / "history" / "api.jsonl").stat().st_size > 0
+    assert api.latency_ms["count"] == sum(api.client_outcomes.values()) > 0
+
+
+def test_the_boundary_attack_is_caught_when_judged_by_the_sliding_window(
+    redis_server: RedisServer,
+) -> None:
+    rules = default_rules().with_default(None, None, "sliding-window:limit=10,window=1")
+    _, verdict = run.run_load(rules, swarm(4, "boundary"), instances=2, server=redis_server)
+    (api,) = [r for r in verdict.rules if r.rule.name == "api"]
+    assert "over-admission" in api.server.kinds
+    assert not api.lies
+
+
+def test_waiting_retry_after_is_rewarded_and_refusals_carry_every_header(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    rules = default_rules().with_default(None, "fixed-window:limit=2,window=1")
+    with start_fleet(tmp_path, rules, redis_server.url, 2, tag="headers") as fleet:
+        statuses = [_get(fleet.urls[n % 2] + "/api/x", "k")[0] for n in range(3)]
+        assert statuses == [200, 200, 429]
+        status, headers = _get(fleet.urls[0] + "/api/x", "k")
+        assert status == 429
+        for name in ("retry-after", "x-ratelimit-limit", "x-ratelimit-remaining"):
+            assert name in headers
+        assert headers["ratelimit-policy"] == '"api";q=2;w=1'
+        time.sleep(int(headers["retry-after"]) + 0.01)
+        assert _get(fleet.urls[1] + "/api/x", "k")[0] == 200
+
+
+def _get(url: str, api_key: str) -> tuple[int, dict[str, str]]:
+    request = urllib.request.Request(url, headers={"X-API-Key": api_key})
+    try:
+        with urllib.request.urlopen(request, timeout=5) as answer:
+            return answer.status, {k.lower(): v for k, v in answer.headers.items()}
+    except urllib.error.HTTPError as refused:
+        return refused.code, {k.lower(): v for k, v in refused.headers.items()}
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--instances", "0"], "--instances must be"),
+        (["--redis-url", "redis://10.1.2.3:6379/0"], "not on loopback"),
+        (["--config", "/nonexistent/rules.toml"], "No such file"),
+        (["--locustfile", "no-such-pattern"], "no locustfile"),
+        (["--limiter", "no-such-limiter"], "unknown limiter"),
+        (
+            ["--limiter", "fixed-window-lua", "--policy", "token-bucket:capacity=1,rate=1"],
+            "enforces",
+        ),
+        (["--users", "0"], "--users must be"),
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["load", "--duration", "1", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1
+    assert message in err[0]
