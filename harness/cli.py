@@ -133,7 +133,12 @@ def add_system_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--instances", type=int, default=4, help="app instances (default 4)")
     command.add_argument("--cluster", action="store_true", help="a local Redis Cluster")
     command.add_argument(
-        "--allow-remote", action="store_true", help="allow a --redis-url that is not loopback"
+        "--host", default="127.0.0.1", help="the address the instances listen on (127.0.0.1)"
+    )
+    command.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow a --redis-url or --host that is not loopback",
     )
     add_redis_options(command)
 

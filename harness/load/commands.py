@@ -52,7 +52,12 @@ def load(args: argparse.Namespace) -> int:
         )
     with redis_for(args.redis, args.redis_url, args.cluster) as server:
         run_dir, verdict = run_load(
-            rules, swarm, instances=args.instances, server=server, cluster=args.cluster
+            rules,
+            swarm,
+            instances=args.instances,
+            server=server,
+            cluster=args.cluster,
+            host=args.host,
         )
     print(summary(verdict))
     print(f"run directory: {run_dir}")
@@ -66,7 +71,7 @@ def serve(args: argparse.Namespace) -> int:
     rules = _rules(args)
     with redis_for(args.redis, args.redis_url, args.cluster) as server:
         began = time.time()
-        run_dir, tag = serve_until_stopped(rules, args.instances, server, args.cluster)
+        run_dir, tag = serve_until_stopped(rules, args.instances, server, args.cluster, args.host)
         ttls = leftover_keys(server.url, args.cluster, tag, rules)
     verdict = judge(run_dir, rules, ttls, time.time() - began)
     print(summary(verdict))
@@ -79,4 +84,5 @@ def _rules(args: argparse.Namespace) -> Rules:
         raise LoadError(f"--instances must be 1..{MAX_INSTANCES}")
     if args.redis_url:
         require_loopback(args.redis_url, args.allow_remote)
+    require_loopback(f"http://{args.host}", args.allow_remote)
     return load_rules(args.config).with_default(args.limiter, args.policy, args.judge_by)

@@ -69,7 +69,10 @@ class LoadVerdict:
 
     @property
     def requests(self) -> int:
-        return sum(sum(r.client_outcomes.values()) for r in self.rules)
+        """Requests as the clients counted them, or as the instances did where no client
+        reported (``serve`` under another load generator)."""
+        inbound = [r for r in self.rules if r.rule.name != OUTBOUND]
+        return sum(sum(r.client_outcomes.values()) or r.server.operations for r in inbound)
 
     def to_json(self) -> dict[str, Any]:
         return {

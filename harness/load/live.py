@@ -123,9 +123,9 @@ class LiveJudge:
         verdict = check(history, policy)
         entry.found = {v.kind: v.count for v in verdict.violations if v.kind in KINDS}
         entry.witness = {v.kind: v.witnesses[0].detail for v in verdict.violations if v.witnesses}
-        if history:
-            ends = [op.complete for op in history if op.complete is not None]
-            entry.allowed_by_policy = allowance(policy, history[0].invoke, max(ends, default=0.0))
+        ends = [op.complete for op in history if op.complete is not None]
+        if ends:
+            entry.allowed_by_policy = allowance(policy, history[0].invoke, max(ends))
 
     def rows(self) -> list[dict[str, Any]]:
         """Per rule: operations, outcomes, what the policy allows, violations by kind."""

@@ -113,15 +113,16 @@ class Rules:
             entry = CATALOGUE.get(limiter)
             keeps = entry is None or entry.policy_kind == rule.parsed_policy.kind
             policy = rule.policy if keeps or entry is None else entry.policy
+        judged_by = judged_by or rule.judged_by
         changed = replace(rule, limiter=limiter, policy=policy, judged_by=judged_by)
         return validated(
             tuple(changed if r.name == DEFAULT_RULE else r for r in self.rules), self.outbound
         )
 
     def to_json(self) -> str:
-        return json.dumps(
-            {"rule": [asdict(r) for r in self.rules], "outbound": asdict(self.outbound)}
-        )
+        rules = [{k: v for k, v in asdict(rule).items() if v is not None} for rule in self.rules]
+        outbound = {"limiter": self.outbound.limiter, "policy": self.outbound.policy}
+        return json.dumps({"rule": rules, "outbound": outbound})
 
 
 DEFAULT_RULE = "api"
@@ -169,9 +170,18 @@ def _from_data(data: dict[str, Any], source: str) -> Rules:
     rules = tuple(_rule(table, source, number) for number, table in enumerate(tables, 1))
     outbound = data.get("outbound")
     if outbound is None:
-        return validated(rules, DEFAULT_OUTBOUND)
+        return _validated_from(source, rules, DEFAULT_OUTBOUND)
+    if not isinstance(outbound, dict) or not set(outbound) <= {"limiter", "policy"}:
+        raise RulesError(f"{source}: [outbound] is a table of limiter and policy, no more")
     out = _rule({"name": OUTBOUND, "path": "", **outbound}, source, "outbound")
-    return validated(rules, out)
+    return _validated_from(source, rules, out)
+
+
+def _validated_from(source: str, rules: Sequence[Rule], outbound: Rule) -> Rules:
+    try:
+        return validated(rules, outbound)
+    except RulesError as error:
+        raise RulesError(f"{source}: {error}") from None
 
 
 def _rule(table: object, source: str, where: object) -> Rule:
@@ -183,7 +193,7 @@ def _rule(table: object, source: str, where: object) -> Rule:
     missing = [name for name in _FIELDS[:4] if name not in table]
     if missing:
         raise RulesError(f"{source}: rule {where} needs {', '.join(missing)}")
-    if not all(isinstance(table[name], str) for name in table if table[name] is not None):
+    if not all(isinstance(value, str) for value in table.values()):
         raise RulesError(f"{source}: rule {where}: every field is a string")
     return Rule(**table)
 

@@ -74,6 +74,7 @@ def locustfile_path(name: str) -> Path:
 
 
 def require_loopback(url: str, allow_remote: bool) -> None:
+    """Refuse a URL off this machine's loopback unless told ``--allow-remote``."""
     host = urlsplit(url).hostname or ""
     try:
         loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
@@ -104,11 +105,14 @@ def run_load(
     instances: int,
     server: RedisServer,
     cluster: bool = False,
+    host: str = "127.0.0.1",
 ) -> tuple[Path, LoadVerdict]:
     """One whole load run on ``server``; its run directory and verdict."""
     run_dir = new_run_dir("load")
     tag = secrets.token_hex(4)
-    with start_fleet(run_dir, rules, server.url, instances, tag=tag, cluster=cluster) as fleet:
+    with start_fleet(
+        run_dir, rules, server.url, instances, tag=tag, cluster=cluster, host=host
+    ) as fleet:
         live = live_judge(run_dir)
         began = time.time()
         try:
@@ -210,13 +214,15 @@ def leftover_keys(url: str, cluster: bool, tag: str, rules: Rules) -> dict[str, 
 
 
 def serve_until_stopped(
-    rules: Rules, instances: int, server: RedisServer, cluster: bool
+    rules: Rules, instances: int, server: RedisServer, cluster: bool, host: str = "127.0.0.1"
 ) -> tuple[Path, str]:
     """Start the system under test and its live judge, print the URLs, wait for Ctrl-C/TERM
     (or an instance to die); the run directory and the run's key tag."""
     run_dir = new_run_dir("serve")
     tag = secrets.token_hex(4)
-    with start_fleet(run_dir, rules, server.url, instances, tag=tag, cluster=cluster) as fleet:
+    with start_fleet(
+        run_dir, rules, server.url, instances, tag=tag, cluster=cluster, host=host
+    ) as fleet:
         live = live_judge(run_dir)
         print("\n".join(fleet.urls), flush=True)
         print(f"journals in {run_dir}; Ctrl-C to stop and judge", file=sys.stderr)

@@ -96,8 +96,10 @@ def start_fleet(
     *,
     tag: str,
     cluster: bool = False,
+    host: str = "127.0.0.1",
 ) -> Fleet:
-    """Start the provider and ``instances`` app instances; return once every one answers."""
+    """Start the provider and ``instances`` app instances (listening on ``host``); return once
+    every one answers."""
     logs = run_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     (run_dir / "rules.json").write_text(rules.to_json())
@@ -118,13 +120,9 @@ def start_fleet(
             settings = InstanceSettings(
                 f"app-{index}", rules, redis_url, str(run_dir), fleet.provider.url, tag, cluster
             )
-            command = [
-                *(sys.executable, "-m", "granian", "--interface", "asgi", "--workers", "1"),
-                *("--host", "127.0.0.1", "--port", str(port), "--no-ws"),
-                *("--log-level", "warning", "--factory", "harness.load.app:create_app"),
-            ]
+            command = instance_command(host, port)
             fleet.instances.append(
-                spawn(settings.name, command, logs, settings.to_env(), port=port)
+                spawn(settings.name, command, logs, settings.to_env(), port=port, host=host)
             )
         for process in [fleet.provider, *fleet.instances]:
             _wait_ready(process)
@@ -134,6 +132,15 @@ def start_fleet(
     return fleet
 
 
+def instance_command(host: str, port: int) -> list[str]:
+    """One app instance: granian, one worker, serving ``harness.load.app``."""
+    return [
+        *(sys.executable, "-m", "granian", "--interface", "asgi", "--workers", "1"),
+        *("--host", host, "--port", str(port), "--no-ws"),
+        *("--log-level", "warning", "--factory", "harness.load.app:create_app"),
+    ]
+
+
 def spawn(
     name: str,
     command: list[str],
@@ -141,9 +148,10 @@ def spawn(
     env: dict[str, str] | None = None,
     *,
     port: int | None = None,
+    host: str = "127.0.0.1",
 ) -> Process:
     """Start ``command`` in its own process group, its output in ``logs/NAME.log``; it dies
-    with this process. ``port``: where it will serve, for its URL."""
+    with this process. ``host`` and ``port``: where it will serve, for its URL."""
     log = logs / f"{name}.log"
     with log.open("wb") as out:
         popen = subprocess.Popen(
@@ -155,7 +163,7 @@ def spawn(
             start_new_session=True,  # its own process group: stopped and killed as one
             preexec_fn=die_with_parent,  # noqa: PLW1509 (only prctl, which is async-signal-safe)
         )
-    return Process(name, f"http://127.0.0.1:{port}" if port else "", popen, log)
+    return Process(name, f"http://{host}:{port}" if port else "", popen, log)
 
 
 def _wait_ready(process: Process) -> None:

@@ -105,6 +105,8 @@ class ApiUser(FastHttpUser):
         self.pipes = plumbing(self.environment)
         self.next_send = time.time()
         self.retry_after: int | None = None  # what the last answer advertised
+        if self.pipes.constant_rate:  # the schedule paces the requests, not the pattern's waits
+            self.wait_time = _no_wait  # type: ignore[method-assign]
 
     def call(
         self,
@@ -180,6 +182,10 @@ class ApiUser(FastHttpUser):
         if early > 0:
             gevent.sleep(early)
         return intended
+
+
+def _no_wait() -> float:
+    return 0.0
 
 
 RATE_LIMIT_HEADERS = {

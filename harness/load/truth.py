@@ -40,9 +40,10 @@ def response_lies(headers: Mapping[str, str], status: int) -> tuple[list[str], i
     pairs = ((told.remaining, told.quota_remaining), (told.limit, told.quota))
     if any(a is not None and b is not None and a != b for a, b in pairs):
         lies.append("fields-disagree")
-    if status == 429 and told.remaining:
+    remaining = told.remaining if told.remaining is not None else told.quota_remaining
+    budget = told.limit if told.limit is not None else told.quota
+    if status == 429 and remaining:
         lies.append("remaining-after-refusal")
-    over = told.remaining is not None and told.limit is not None and told.remaining >= told.limit
-    if status != 429 and over:
+    if 200 <= status < 300 and remaining is not None and budget is not None and remaining >= budget:
         lies.append("remaining-over-budget")
     return lies, told.retry_after

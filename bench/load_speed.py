@@ -1,0 +1,137 @@
+"""The load half's speed on this machine, in three tables:
+
+1. the rate-limit middleware's cost: one app instance under wrk (64 connections), a bare
+   endpoint (``/healthz``, matched by no rule) against a limited one (``/api/x``, one limiter
+   call and the headers), for a few limiters;
+2. Locust's own ceiling: the ``burst`` pattern with no waits, in 1 and in 2 Locust processes,
+   requests per second and per Locust process;
+3. each correct limiter behind four instances under the default swarm: p50 and p99 as the
+   clients measured them (HdrHistogram), and the requests per second achieved.
+
+    .venv/bin/python bench/load_speed.py [--seconds 5]
+
+Needs ``wrk`` (Debian's package) for the first table; skips it where absent.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from harness.load.app import InstanceSettings
+from harness.load.rules import default_rules
+from harness.load.serve import instance_command
+from harness.provision import provision
+from harness.provision.base import free_port
+
+LIMITERS = ("fixed-window-lua", "sliding-log-lua", "token-bucket-lua", "gcra-lua")
+NO_WAIT = """
+from locust import constant, task
+from harness.load.swarm import ApiUser
+
+
+class Flat(ApiUser):
+    wait_time = constant(0)
+
+    @task
+    def read(self) -> None:
+        self.call("GET", "/api/items", api_key="bench")
+"""
+
+
+def wrk(url: str, seconds: float) -> float:
+    out = subprocess.run(
+        ["wrk", "-t2", "-c64", f"-d{seconds:g}s", url], capture_output=True, text=True, check=True
+    ).stdout
+    return float(next(line for line in out.splitlines() if "Requests/sec" in line).split()[1])
+
+
+def middleware_cost(seconds: float) -> None:
+    if shutil.which("wrk") is None:
+        print("wrk not found: the middleware table is skipped (apt-get install wrk)\n")
+        return
+    print(f"{'limiter':20} {'bare req/s':>11} {'limited req/s':>14} {'cost us/request':>16}")
+    with provision() as server, tempfile.TemporaryDirectory() as run_dir:
+        for limiter in LIMITERS:
+            rules = default_rules().with_default(limiter, None)
+            port = free_port()
+            provider = "http://127.0.0.1:1"  # /api/x never calls it
+            settings = InstanceSettings("app-0", rules, server.url, run_dir, provider, limiter)
+            command = instance_command("127.0.0.1", port)
+            app = subprocess.Popen(
+                command,
+                env={**os.environ, **settings.to_env()},
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                start_new_session=True,
+            )
+            try:
+                time.sleep(2)
+                bare = wrk(f"http://127.0.0.1:{port}/healthz", seconds)
+                limited = wrk(f"http://127.0.0.1:{port}/api/x", seconds)
+            finally:
+                os.killpg(app.pid, signal.SIGKILL)
+                app.wait()
+            cost = (1 / limited - 1 / bare) * 1e6
+            print(f"{limiter:20} {bare:>11,.0f} {limited:>14,.0f} {cost:>16.0f}")
+    print()
+
+
+def load(args: list[str]) -> dict[str, object]:
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        command = [sys.executable, "-m", "harness", "load", *args, "--json", out.name]
+        subprocess.run(command, capture_output=True, check=False)
+        return dict(json.loads(Path(out.name).read_text()))
+
+
+def locust_ceiling(seconds: float) -> None:
+    print(f"{'Locust processes':16} {'users':>5} {'req/s':>8} {'req/s per process':>18}")
+    with tempfile.TemporaryDirectory() as folder:
+        locustfile = Path(folder, "flat.py")
+        locustfile.write_text(NO_WAIT)
+        for processes in (1, 2):
+            verdict = load(
+                [
+                    *("--locustfile", str(locustfile), "--duration", str(seconds)),
+                    *("--users", "64", "--spawn-rate", "64", "--processes", str(processes)),
+                ]
+            )
+            rate = float(verdict["requests_per_second"])  # type: ignore[arg-type]
+            print(f"{processes:16} {64:>5} {rate:>8,.0f} {rate / processes:>18,.0f}")
+    print()
+
+
+def limiter_latency(seconds: float) -> None:
+    print(f"{'limiter':20} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'p99.9 ms':>8}")
+    for limiter in LIMITERS:
+        verdict = load(["--limiter", limiter, "--duration", str(seconds)])
+        rules = verdict["rules"]
+        assert isinstance(rules, list)
+        (api,) = [r for r in rules if r["rule"] == "api"]
+        latency = api["latency_ms"]
+        rate = float(verdict["requests_per_second"])  # type: ignore[arg-type]
+        print(
+            f"{limiter:20} {rate:>7,.0f} {latency['p50']:>7.2f} {latency['p99']:>7.2f}"
+            f" {latency['p99.9']:>8.2f}"
+        )
+
+
+def main() -> None:
+    options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    options.add_argument("--seconds", type=float, default=5)
+    seconds = options.parse_args().seconds
+    middleware_cost(seconds)
+    locust_ceiling(seconds)
+    limiter_latency(seconds)
+
+
+if __name__ == "__main__":
+    main()
