@@ -5,8 +5,9 @@ instances decided (their journals merged; a killed instance's requests in flight
 ``unknown``), with the keys the run left in Redis; and what the clients saw (Locust's journals;
 an answer that is neither 200 nor 429 is ``unknown``). The outbound rule is judged from the SMS
 provider's record of arrivals (each call's departure) and the instances' refusals. Header lies
-come from the clients (``client.json``). Each merged history is kept in ``RUN_DIR/history`` so
-``python -m harness check`` can judge it again.
+come from the clients (``client.json``), and the promises of ``X-RateLimit-Remaining`` are
+held against the instances' history (``harness.load.promises``). Each merged history is kept
+in ``RUN_DIR/history`` so ``python -m harness check`` can judge it again.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from harness.checkers import Verdict, check
 from harness.history import Operation, Outcome, read_history, write_history
 from harness.history.merge import merge_journals
 from harness.load.journals import journal_paths
+from harness.load.promises import broken_promises, read_promises
 from harness.load.rules import OUTBOUND, Rule, Rules
 
 
@@ -100,13 +102,19 @@ def judge(
         write_history(history_dir / f"{rule.name}.jsonl", server)
         write_history(history_dir / f"{rule.name}.client.jsonl", client)
         policy = rule.judge_policy
+        lies = dict(seen["lies"].get(rule.name, {}))
+        examples = dict(seen["examples"].get(rule.name, {}))
+        broken = broken_promises(read_promises(run_dir, rule.name), server, rule.parsed_policy)
+        if broken:
+            lies["remaining-broken-promise"] = len(broken)
+            examples["remaining-broken-promise"] = f"{broken[0].key}: {broken[0].detail}"
         verdicts.append(
             RuleVerdict(
                 rule,
                 check(server, policy, ttls.get(rule.name)),
                 check(client, policy),
-                seen["lies"].get(rule.name, {}),
-                seen["examples"].get(rule.name, {}),
+                lies,
+                examples,
                 seen["latency_ms"].get(rule.name, {}),
                 seen["outcomes"].get(rule.name, {}),
             )

@@ -36,6 +36,7 @@ from locust.runners import WorkerRunner
 from harness.history import Outcome
 from harness.load.client_view import ClientView
 from harness.load.journals import Journals
+from harness.load.promises import Promise, PromiseLog
 from harness.load.rules import Rules, rules_from_json, tier_of
 from harness.load.truth import response_lies
 
@@ -66,6 +67,7 @@ class Plumbing:
     constant_rate: float
     view: ClientView = field(default_factory=ClientView)
     journals: Journals | None = None
+    promises: PromiseLog | None = None
     turn: itertools.count[int] = field(default_factory=itertools.count)
 
     def next_target(self) -> str:
@@ -86,11 +88,13 @@ def plumbing(environment: Environment) -> Plumbing:
         if not targets or not options.rules_json:
             raise RuntimeError("no --targets/--rules-json: start the swarm with python -m harness")
         run_dir = Path(options.run_dir) if options.run_dir else None
-        journals = None
+        journals, promises = None, None
         if run_dir is not None and run_dir.is_dir():  # a worker on another machine has none
-            journals = Journals(run_dir, "client", "locust")
+            journals, promises = Journals(run_dir, "client", "locust"), PromiseLog(run_dir)
         rules = rules_from_json(options.rules_json)
-        pipes = Plumbing(rules, targets, run_dir, options.constant_rate, journals=journals)
+        pipes = Plumbing(
+            rules, targets, run_dir, options.constant_rate, journals=journals, promises=promises
+        )
         _process["plumbing"] = pipes
     return _process["plumbing"]
 
@@ -126,7 +130,8 @@ class ApiUser(FastHttpUser):
         rule = self.pipes.rules.match(path, tier_of(api_key))
         journal = self.pipes.journals[rule.name] if rule and self.pipes.journals else None
         began = self._start_time()
-        token = journal.invoke(api_key or client_ip or "127.0.0.1") if journal else 0
+        identity = api_key or client_ip or "127.0.0.1"
+        token = journal.invoke(identity) if journal else 0
         url = self.pipes.next_target() + path
         with self.client.request(
             method, url, name=name or path, headers=headers, catch_response=True
@@ -140,7 +145,10 @@ class ApiUser(FastHttpUser):
             journal.complete(token, outcome)
         self.retry_after = None
         if rule is not None:
-            self._observe(rule.name, f"{method} {path}", status, answered, began)
+            request = f"{method} {path}"
+            self._observe(
+                rule.name, identity, request, status=status, headers=answered, began=began
+            )
         return status
 
     def call_politely(self, method: str, path: str, *, api_key: str) -> int:
@@ -159,13 +167,23 @@ class ApiUser(FastHttpUser):
         return again
 
     def _observe(
-        self, rule: str, request: str, status: int, headers: dict[str, str], began: float
+        self,
+        rule: str,
+        identity: str,
+        request: str,
+        *,
+        status: int,
+        headers: dict[str, str],
+        began: float,
     ) -> None:
         outcome = OUTCOME_OF_STATUS.get(status, Outcome.UNKNOWN)
         self.pipes.view.record(rule, outcome, time.time() - began if status else None)
         if outcome is Outcome.UNKNOWN:
             return
-        lies, self.retry_after = response_lies(headers, status)
+        lies, self.retry_after, remaining = response_lies(headers, status)
+        if outcome is Outcome.ALLOWED and remaining is not None and self.pipes.promises:
+            promise = Promise(identity, began, time.time(), remaining)
+            self.pipes.promises.add(rule, promise)
         if lies:
             shown = {k: v for k, v in headers.items() if k.lower() in RATE_LIMIT_HEADERS}
             witness = f"{request} -> {status} {json.dumps(shown, sort_keys=True)}"

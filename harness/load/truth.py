@@ -11,13 +11,15 @@ A header lie is one of:
 - ``retry-after-broken``: a client alone on its identity waited ``Retry-After`` and was refused
   again (every policy here promises that budget is back by then, to a client alone on it).
 
-The judge adds a check that needs the whole history (Remaining against what was admitted
-before, ``harness.load.judge``).
+- ``remaining-broken-promise``: an admitted request told more remain than the admissions
+  already counted in its window leave; that needs the whole history, so the judge checks it
+  after the run (``harness.load.promises``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from typing import NamedTuple
 
 from harness.load.headers import HeaderError, parse_headers
 
@@ -27,15 +29,24 @@ LIES = (
     "remaining-over-budget",
     "remaining-after-refusal",
     "retry-after-broken",
+    "remaining-broken-promise",
 )
 
 
-def response_lies(headers: Mapping[str, str], status: int) -> tuple[list[str], int | None]:
-    """The lies in one response's headers, and the Retry-After it advertised (None if none)."""
+class Reading(NamedTuple):
+    """What a client made of one response's headers."""
+
+    lies: list[str]
+    retry_after: int | None  # what it advertised; None if nothing (or nothing readable)
+    remaining: int | None
+
+
+def response_lies(headers: Mapping[str, str], status: int) -> Reading:
+    """The lies in one response's headers, and the Retry-After and Remaining it advertised."""
     try:
         told = parse_headers(headers)
     except HeaderError:
-        return ["malformed"], None
+        return Reading(["malformed"], None, None)
     lies = []
     pairs = ((told.remaining, told.quota_remaining), (told.limit, told.quota))
     if any(a is not None and b is not None and a != b for a, b in pairs):
@@ -46,4 +57,4 @@ def response_lies(headers: Mapping[str, str], status: int) -> tuple[list[str], i
         lies.append("remaining-after-refusal")
     if 200 <= status < 300 and remaining is not None and budget is not None and remaining >= budget:
         lies.append("remaining-over-budget")
-    return lies, told.retry_after
+    return Reading(lies, told.retry_after, remaining)

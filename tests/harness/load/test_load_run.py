@@ -112,3 +112,13 @@ def test_bad_input_is_one_line_and_exit_2(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1
     assert message in err[0]
+
+
+def test_a_remaining_that_promises_too_much_is_a_header_lie(redis_server: RedisServer) -> None:
+    rules = default_rules().with_default("tests.harness.load.plugins:boastful", None)
+    _, verdict = run.run_load(rules, swarm(4), instances=2, server=redis_server)
+    (api,) = [r for r in verdict.rules if r.rule.name == "api"]
+    assert api.server.valid  # it decides right; only its headers lie
+    assert api.lies.get("remaining-broken-promise", 0) > 0
+    assert "remaining-broken-promise" in api.lie_examples
+    assert not verdict.valid

@@ -48,11 +48,13 @@ def honest(draw: st.DrawFn) -> tuple[Policy, Decision]:
 def test_headers_of_an_honest_decision_tell_no_lie(case: tuple[Policy, Decision]) -> None:
     policy, decision = case
     headers = told(decision, policy)
-    lies, retry_after = response_lies(headers, 200 if decision.allowed else 429)
+    lies, retry_after, remaining = response_lies(headers, 200 if decision.allowed else 429)
     assert lies == []
     advertised = headers.get("Retry-After")
     assert retry_after == (None if advertised is None else int(advertised))
     assert (retry_after is not None) <= (not decision.allowed)
+    shown = headers.get("X-RateLimit-Remaining")
+    assert remaining == (None if shown is None else int(shown))
 
 
 @pytest.mark.parametrize(
@@ -111,7 +113,7 @@ def test_headers_of_a_lying_decision(decision: Decision, status: int, expected: 
     ],
 )
 def test_hand_written_lies(headers: dict[str, str], status: int, expected: list[str]) -> None:
-    lies, _ = response_lies(headers, status)
+    lies = response_lies(headers, status).lies
     assert lies == expected
     assert set(lies) <= set(LIES)
     assert lies == sorted(lies, key=LIES.index)
@@ -119,12 +121,13 @@ def test_hand_written_lies(headers: dict[str, str], status: int, expected: list[
 
 def test_header_names_are_read_in_any_case() -> None:
     lower = {"x-ratelimit-limit": "5", "x-ratelimit-remaining": "5", "retry-after": "2"}
-    assert response_lies(lower, 200) == (["remaining-over-budget"], 2)
+    assert response_lies(lower, 200) == (["remaining-over-budget"], 2, 5)
 
 
 def test_a_malformed_response_advertises_no_retry_after() -> None:
     assert response_lies({"Retry-After": "2", "X-RateLimit-Limit": "x"}, 429) == (
         ["malformed"],
+        None,
         None,
     )
 
@@ -132,7 +135,7 @@ def test_a_malformed_response_advertises_no_retry_after() -> None:
 def test_the_retry_after_of_a_refusal_is_returned() -> None:
     decision = Decision(False, remaining=0, limit=5, retry_after=2.2, reset_at=NOW + 9)
     headers = told(decision, Policy.parse("fixed-window:limit=5,window=2"))
-    assert response_lies(headers, 429) == ([], 3)
+    assert response_lies(headers, 429) == ([], 3, 0)
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,20 @@
+"""Plug-in limiters for the load tests, written as a user would (``module:attribute``)."""
+
+from dataclasses import replace
+from typing import Any
+
+from limiters import Decision, Policy
+from limiters.fixed_window_lua import FixedWindowLua
+
+
+def boastful(client: Any, policy: Policy) -> Any:
+    """A correct fixed window whose admissions always claim the whole budget but one remains."""
+    inner = FixedWindowLua(client, policy)
+
+    def check(identity: str) -> Decision:
+        decision = inner.check(identity)
+        if decision.allowed and policy.limit is not None:
+            return replace(decision, remaining=policy.limit - 1)
+        return decision
+
+    return check
