@@ -11,7 +11,7 @@ KINDS = ("over-admission", "wrongful-rejection", "immortal-key")
 def summary(verdict: LoadVerdict) -> str:
     rows = [_row(r) for r in verdict.rules]
     headers = (
-        *("rule", "limiter", "policy", "requests", "admitted", "rejected", "errors"),
+        *("rule", "limiter", "policy", "decisions", "admitted", "rejected", "errors"),
         *("over-admission", "wrongful-rejection", "immortal-key", "header lies"),
         *("p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms"),
     )

@@ -1,5 +1,6 @@
 """Plug-in limiters for the load tests, written as a user would (``module:attribute``)."""
 
+import time
 from dataclasses import replace
 from typing import Any
 
@@ -16,5 +17,16 @@ def boastful(client: Any, policy: Policy) -> Any:
         if decision.allowed and policy.limit is not None:
             return replace(decision, remaining=policy.limit - 1)
         return decision
+
+    return check
+
+
+def slow(client: Any, policy: Policy) -> Any:
+    """A correct fixed window that takes half a second to decide."""
+    inner = FixedWindowLua(client, policy)
+
+    def check(identity: str) -> Decision:
+        time.sleep(0.5)
+        return inner.check(identity)
 
     return check

@@ -6,7 +6,9 @@ many times a second.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -15,7 +17,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
+from harness.history import read_history
 from harness.load import run
+from harness.load.judge import judge
 from harness.load.rules import default_rules
 from harness.load.serve import start_fleet
 from harness.provision import RedisServer
@@ -122,3 +126,27 @@ def test_a_remaining_that_promises_too_much_is_a_header_lie(redis_server: RedisS
     assert api.lies.get("remaining-broken-promise", 0) > 0
     assert "remaining-broken-promise" in api.lie_examples
     assert not verdict.valid
+
+
+def test_a_killed_instance_leaves_its_requests_in_flight_unknown(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    rules = default_rules().with_default("tests.harness.load.plugins:slow", None)
+    with start_fleet(tmp_path, rules, redis_server.url, 2, tag="kill") as fleet:
+        assert _get(fleet.urls[1] + "/api/x", "k")[0] == 200
+        sender = threading.Thread(target=_get_or_fail, args=(fleet.urls[0] + "/api/x",))
+        sender.start()
+        time.sleep(0.2)  # the request is inside the slow limiter now
+        fleet.instances[0].kill()
+        sender.join(timeout=10)
+    verdict = judge(tmp_path, rules, {}, 1.0)
+    (api,) = [r for r in verdict.rules if r.rule.name == "api"]
+    assert api.server.metrics["outcomes"] == {"allowed": 1, "unknown": 1}
+    history = read_history(tmp_path / "history" / "api.jsonl")
+    (lost,) = [op for op in history if op.outcome == "unknown"]
+    assert (lost.process, lost.complete) == ("app-0", None)
+
+
+def _get_or_fail(url: str) -> None:
+    with contextlib.suppress(OSError):  # the instance dies under it
+        _get(url, "k")
