@@ -157,7 +157,7 @@ def test_the_clients_count_is_shown_beside_the_instances_when_it_differs(tmp_pat
     columns = dict(zip(header, row, strict=True))
     assert columns["over-admission"] == "2"  # both sides agree: one count
     assert columns["wrongful-rejection"] == "0 (clients: 1)"
-    assert (columns["requests"], columns["admitted"], columns["immortal-key"]) == ("7", "7", "0")
+    assert (columns["decisions"], columns["admitted"], columns["immortal-key"]) == ("7", "7", "0")
     assert "login wrongful-rejection (clients): rejected with at most 1 of 5" in summary(verdict)
 
 
