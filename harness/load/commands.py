@@ -5,14 +5,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 
-from harness.load.judge import judge
 from harness.load.rules import Rules, load_rules
 from harness.load.run import (
     LoadError,
     Swarm,
-    leftover_keys,
+    System,
     locustfile_path,
     redis_for,
     require_loopback,
@@ -20,6 +18,7 @@ from harness.load.run import (
     serve_until_stopped,
 )
 from harness.load.summary import summary
+from harness.provision import RedisServer
 
 MAX_INSTANCES, MAX_USERS, MAX_DURATION = 32, 10_000, 24 * 3600
 
@@ -51,14 +50,7 @@ def load(args: argparse.Namespace) -> int:
             file=sys.stderr,
         )
     with redis_for(args.redis, args.redis_url, args.cluster) as server:
-        run_dir, verdict = run_load(
-            rules,
-            swarm,
-            instances=args.instances,
-            server=server,
-            cluster=args.cluster,
-            host=args.host,
-        )
+        run_dir, verdict = run_load(_system(rules, server, args), swarm)
     print(summary(verdict))
     print(f"run directory: {run_dir}")
     if args.json_out:
@@ -70,13 +62,14 @@ def load(args: argparse.Namespace) -> int:
 def serve(args: argparse.Namespace) -> int:
     rules = _rules(args)
     with redis_for(args.redis, args.redis_url, args.cluster) as server:
-        began = time.time()
-        run_dir, tag = serve_until_stopped(rules, args.instances, server, args.cluster, args.host)
-        ttls = leftover_keys(server.url, args.cluster, tag, rules)
-    verdict = judge(run_dir, rules, ttls, time.time() - began)
+        run_dir, verdict = serve_until_stopped(_system(rules, server, args))
     print(summary(verdict))
     print(f"run directory: {run_dir}")
     return 0 if verdict.valid else 1
+
+
+def _system(rules: Rules, server: RedisServer, args: argparse.Namespace) -> System:
+    return System(rules, server, args.instances, args.cluster, args.host)
 
 
 def _rules(args: argparse.Namespace) -> Rules:

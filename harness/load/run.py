@@ -98,33 +98,67 @@ def redis_for(how: str | None, url: str | None, cluster: bool) -> RedisServer:
     return provision_cluster(how) if cluster and not url else provision(how, url)
 
 
-def run_load(
-    rules: Rules,
-    swarm: Swarm,
-    *,
-    instances: int,
-    server: RedisServer,
-    cluster: bool = False,
-    host: str = "127.0.0.1",
-) -> tuple[Path, LoadVerdict]:
-    """One whole load run on ``server``; its run directory and verdict."""
-    run_dir = new_run_dir("load")
+@dataclass(frozen=True)
+class System:
+    """The system under test: its rules, its Redis, how many instances, where they listen."""
+
+    rules: Rules
+    server: RedisServer
+    instances: int = 4
+    cluster: bool = False
+    host: str = "127.0.0.1"
+
+
+@contextlib.contextmanager
+def running(system: System, command: str) -> Iterator[tuple[Path, str, Fleet]]:
+    """A new run directory, and the system under test and its live judge running into it
+    (stopped when the block ends): the directory, the run's key tag and the instances."""
+    run_dir = new_run_dir(command)
     tag = secrets.token_hex(4)
     with start_fleet(
-        run_dir, rules, server.url, instances, tag=tag, cluster=cluster, host=host
+        run_dir,
+        system.rules,
+        system.server.url,
+        system.instances,
+        tag=tag,
+        cluster=system.cluster,
+        host=system.host,
     ) as fleet:
         live = live_judge(run_dir)
-        began = time.time()
         try:
-            _run_locust(swarm, fleet, rules, run_dir)
+            yield run_dir, tag, fleet
         finally:
-            seconds = time.time() - began
             fleet.stop()
             live.stop()
-    ttls = leftover_keys(server.url, cluster, tag, rules)
-    verdict = judge(run_dir, rules, ttls, seconds)
+
+
+def finish(system: System, run_dir: Path, tag: str, seconds: float) -> LoadVerdict:
+    """Judge a stopped run (the keys it left while its Redis still runs); save the verdict."""
+    ttls = leftover_keys(system.server.url, system.cluster, tag, system.rules)
+    verdict = judge(run_dir, system.rules, ttls, seconds)
     (run_dir / "verdict.json").write_text(json.dumps(verdict.to_json(), indent=1))
-    return run_dir, verdict
+    return verdict
+
+
+def run_load(system: System, swarm: Swarm) -> tuple[Path, LoadVerdict]:
+    """One whole load run; its run directory and verdict."""
+    began = time.time()
+    with running(system, "load") as (run_dir, tag, fleet):
+        _run_locust(swarm, fleet, system.rules, run_dir)
+    return run_dir, finish(system, run_dir, tag, time.time() - began)
+
+
+def serve_until_stopped(system: System) -> tuple[Path, LoadVerdict]:
+    """Start the system under test and its live judge, print the URLs, wait for Ctrl-C/TERM
+    (or an instance to die), then judge."""
+    began = time.time()
+    with running(system, "serve") as (run_dir, tag, fleet):
+        print("\n".join(fleet.urls), flush=True)
+        print(f"journals in {run_dir}; Ctrl-C to stop and judge", file=sys.stderr)
+        with until_interrupted():
+            while all(p.alive() for p in fleet.instances):
+                time.sleep(0.5)
+    return run_dir, finish(system, run_dir, tag, time.time() - began)
 
 
 def _run_locust(swarm: Swarm, fleet: Fleet, rules: Rules, run_dir: Path) -> None:
@@ -211,28 +245,6 @@ def leftover_keys(url: str, cluster: bool, tag: str, rules: Rules) -> dict[str, 
     finally:
         client.close()
     return found
-
-
-def serve_until_stopped(
-    rules: Rules, instances: int, server: RedisServer, cluster: bool, host: str = "127.0.0.1"
-) -> tuple[Path, str]:
-    """Start the system under test and its live judge, print the URLs, wait for Ctrl-C/TERM
-    (or an instance to die); the run directory and the run's key tag."""
-    run_dir = new_run_dir("serve")
-    tag = secrets.token_hex(4)
-    with start_fleet(
-        run_dir, rules, server.url, instances, tag=tag, cluster=cluster, host=host
-    ) as fleet:
-        live = live_judge(run_dir)
-        print("\n".join(fleet.urls), flush=True)
-        print(f"journals in {run_dir}; Ctrl-C to stop and judge", file=sys.stderr)
-        try:
-            with until_interrupted():
-                while all(p.alive() for p in fleet.instances):
-                    time.sleep(0.5)
-        finally:
-            live.stop()
-    return run_dir, tag
 
 
 def live_judge(run_dir: Path) -> Process:

@@ -1,18 +1,18 @@
 import json
 import re
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from harness.history import Operation, Outcome, Recorder, read_history, write_history
+from harness.history import Operation, Outcome, read_history, write_history
 from harness.history.merge import merge_journals
 from harness.load.client_view import ClientView
 from harness.load.judge import LoadVerdict, RuleVerdict, judge
 from harness.load.outbound import QUEUE_KEY
 from harness.load.rules import DEFAULT_RULES, OUTBOUND, Rule, Rules, default_rules, validated
 from harness.load.summary import summary
-from tests.clocks import START, ManualClock
+from tests.clocks import START
+from tests.harness.load.journal import Journal
 
 ALLOWED, REJECTED = Outcome.ALLOWED, Outcome.REJECTED
 # the outbound queue: one departure each 0.2 s, two waiting at most
@@ -20,39 +20,12 @@ RULES = validated(
     DEFAULT_RULES, Rule(OUTBOUND, "", "leaky-bucket", "leaky-bucket:rate=5,capacity=2")
 )
 NO_TTLS: dict[str, dict[str, float]] = {}
-OPEN: list[Recorder] = []  # the journals a test opened, closed after it
-
-
-@pytest.fixture(autouse=True)
-def close_journals() -> Iterator[None]:
-    yield
-    while OPEN:
-        OPEN.pop().close()
-
-
-class Journal:
-    """One process's journal of one rule on one side, on a clock the test moves."""
-
-    def __init__(self, run_dir: Path, side: str, rule: str, process: str) -> None:
-        path = run_dir / "journals" / side / rule / f"{process}-1.jsonl"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.clock = ManualClock()
-        self.recorder = Recorder(path, process, clock=self.clock)
-        OPEN.append(self.recorder)
-
-    def decide(
-        self, key: str, outcome: Outcome, at: float, took: float, now: float | None = None
-    ) -> None:
-        self.clock.now = START + at
-        token = self.recorder.invoke(key)
-        self.clock.now = START + at + took
-        self.recorder.complete(token, outcome, None if now is None else START + now)
 
 
 def traffic(run_dir: Path, rule: str, decisions: list[tuple[str, Outcome, float]]) -> None:
     """What an instance decided, and what its client saw a little before and after."""
-    server = Journal(run_dir, "server", rule, "app-0")
-    client = Journal(run_dir, "client", rule, "locust-0")
+    server = Journal(run_dir, rule)
+    client = Journal(run_dir, rule, side="client", process="locust-0")
     for key, outcome, at in decisions:
         server.decide(key, outcome, at, 0.001)
         client.decide(key, outcome, at - 0.001, 0.003)
@@ -124,7 +97,7 @@ def test_the_merged_histories_are_kept(tmp_path: Path) -> None:
 
 def test_an_over_admission_is_found_on_the_server_side(tmp_path: Path) -> None:
     traffic(tmp_path, "login", logins("alice", 2))
-    instance = Journal(tmp_path, "server", "login", "app-1")  # the second instance's share
+    instance = Journal(tmp_path, "login", process="app-1")  # the second instance's share
     for n in range(5):
         instance.decide("mallory", ALLOWED, 10 + n, 0.001)
     instance.decide("mallory", ALLOWED, 10.5, 0.001)
@@ -143,7 +116,7 @@ def test_an_over_admission_is_found_on_the_server_side(tmp_path: Path) -> None:
 
 def test_the_clients_count_is_shown_beside_the_instances_when_it_differs(tmp_path: Path) -> None:
     traffic(tmp_path, "login", logins("alice", 7))  # two over, seen by both sides
-    client = Journal(tmp_path, "client", "login", "locust-1")
+    client = Journal(tmp_path, "login", side="client", process="locust-1")
     client.decide("mallory", ALLOWED, 1, 0.01)
     client.decide("mallory", REJECTED, 2, 0.01)  # wrongful as the clients saw it
     verdict = judge(tmp_path, RULES, NO_TTLS, 10.0)
@@ -176,7 +149,7 @@ def outbound_run(run_dir: Path, departures: list[float]) -> None:
     """Three SMS accepted at once and sent at ``departures``, as the instance journalled them
     (accepted, then completed once sent) and as the provider recorded their arrivals; then one
     refused with the queue full."""
-    instance = Journal(run_dir, "server", OUTBOUND, "app-0")
+    instance = Journal(run_dir, OUTBOUND)
     arrivals = []
     for n, sent in enumerate(departures):
         accepted = n * 0.001 + 0.0005

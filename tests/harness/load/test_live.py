@@ -1,46 +1,13 @@
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
-from harness.history import Outcome, Recorder
+from harness.history import Outcome
 from harness.load.live import LiveJudge
 from harness.load.rules import default_rules
-from tests.clocks import START, ManualClock
+from tests.harness.load.journal import Journal
 
 RULES = default_rules()  # login: fixed-window:limit=5,window=900
 ALLOWED, REJECTED = Outcome.ALLOWED, Outcome.REJECTED
-OPEN: list[Recorder] = []  # the journals a test opened, closed after it
-
-
-@pytest.fixture(autouse=True)
-def close_journals() -> Iterator[None]:
-    yield
-    while OPEN:
-        OPEN.pop().close()
-
-
-class Journal:
-    """An app instance's journal of one rule, written on a clock the test moves."""
-
-    def __init__(self, run_dir: Path, rule: str, name: str = "app-0-1.jsonl") -> None:
-        self.path = run_dir / "journals" / "server" / rule / name
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self.clock = ManualClock()
-        self.recorder = Recorder(self.path, name.removesuffix(".jsonl"), clock=self.clock)
-        OPEN.append(self.recorder)
-
-    def invoke(self, key: str, at: float) -> int:
-        self.clock.now = START + at
-        return self.recorder.invoke(key)
-
-    def complete(self, token: int, outcome: Outcome, at: float) -> None:
-        self.clock.now = START + at
-        self.recorder.complete(token, outcome)
-
-    def decide(self, key: str, outcome: Outcome, at: float, took: float = 0.001) -> None:
-        self.complete(self.invoke(key, at), outcome, at + took)
 
 
 def row(judge: LiveJudge, rule: str) -> dict[str, Any]:
@@ -152,10 +119,10 @@ def test_a_growing_journal_is_read_once(tmp_path: Path) -> None:
 
 def test_journals_of_several_instances_and_rules(tmp_path: Path) -> None:
     one, two = (
-        Journal(tmp_path, "login", "app-0-1.jsonl"),
-        Journal(tmp_path, "login", "app-1-2.jsonl"),
+        Journal(tmp_path, "login"),
+        Journal(tmp_path, "login", process="app-1"),
     )
-    api = Journal(tmp_path, "api", "app-0-1.jsonl")
+    api = Journal(tmp_path, "api")
     for n in range(3):
         one.decide("mallory", ALLOWED, n)
         two.decide("mallory", ALLOWED, n + 0.5)  # each counted its share: 6 in one window

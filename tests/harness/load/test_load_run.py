@@ -48,7 +48,7 @@ def test_a_swarm_exposes_broken_limiters_and_clears_a_correct_one(
     redis_server: RedisServer, limiter: str, expected: set[str]
 ) -> None:
     rules = default_rules().with_default(limiter, None)
-    run_dir, verdict = run.run_load(rules, swarm(), instances=4, server=redis_server)
+    run_dir, verdict = run.run_load(run.System(rules, redis_server, 4), swarm())
     (api,) = [r for r in verdict.rules if r.rule.name == "api"]
     assert api.server.kinds == expected
     assert api.server.operations > 500  # the swarm did run
@@ -63,7 +63,7 @@ def test_the_boundary_attack_is_caught_when_judged_by_the_sliding_window(
     redis_server: RedisServer,
 ) -> None:
     rules = default_rules().with_default(None, None, "sliding-window:limit=10,window=1")
-    _, verdict = run.run_load(rules, swarm(4, "boundary"), instances=2, server=redis_server)
+    _, verdict = run.run_load(run.System(rules, redis_server, 2), swarm(4, "boundary"))
     (api,) = [r for r in verdict.rules if r.rule.name == "api"]
     assert "over-admission" in api.server.kinds
     assert not api.lies
@@ -120,7 +120,7 @@ def test_bad_input_is_one_line_and_exit_2(
 
 def test_a_remaining_that_promises_too_much_is_a_header_lie(redis_server: RedisServer) -> None:
     rules = default_rules().with_default("tests.harness.load.plugins:boastful", None)
-    _, verdict = run.run_load(rules, swarm(4), instances=2, server=redis_server)
+    _, verdict = run.run_load(run.System(rules, redis_server, 2), swarm(4))
     (api,) = [r for r in verdict.rules if r.rule.name == "api"]
     assert api.server.valid  # it decides right; only its headers lie
     assert api.lies.get("remaining-broken-promise", 0) > 0
