@@ -150,3 +150,28 @@ def test_a_killed_instance_leaves_its_requests_in_flight_unknown(
 def _get_or_fail(url: str) -> None:
     with contextlib.suppress(OSError):  # the instance dies under it
         _get(url, "k")
+
+
+def test_two_locust_processes_report_every_client_to_the_master(
+    redis_server: RedisServer,
+) -> None:
+    rules = default_rules().with_default("in-memory", None)
+    two = run.Swarm(run.locustfile_path("burst"), 30, 30, duration=5, processes=2)
+    run_dir, verdict = run.run_load(run.System(rules, redis_server, 2), two)
+    (api,) = [r for r in verdict.rules if r.rule.name == "api"]
+    assert len(list((run_dir / "journals" / "client" / "api").glob("*.jsonl"))) == 2
+    seen = sum(api.client_outcomes.values())
+    assert seen == api.latency_ms["count"]
+    assert seen == pytest.approx(api.client.operations, abs=50)  # the last reports may be cut
+    assert "over-admission" in api.server.kinds
+
+
+@pytest.mark.cluster
+def test_a_swarm_on_a_redis_cluster(cluster_server: RedisServer) -> None:
+    system = run.System(default_rules(), cluster_server, 2, cluster=True)
+    run_dir, verdict = run.run_load(system, swarm(4, "tenants"))
+    by_rule = {r.rule.name: r for r in verdict.rules}
+    for name in ("api", "api-pro"):  # a fixed window and a token bucket, both atomic Lua
+        assert by_rule[name].server.operations > 100
+        assert by_rule[name].valid
+    assert by_rule["api"].server.metrics["outcomes"]["rejected"] > 0  # the free keys met it
