@@ -3,12 +3,13 @@
 ``python -m harness.load.live RUN_DIR`` runs beside the instances, in its own process (judging
 is CPU work that would stall Locust's gevent loop, and with it the users and their latencies),
 and rewrites ``RUN_DIR/live.json`` (the rows, atomically) after every round. Every ``interval``
-seconds it reads what the journals gained (new files too), pairs
-invokes with completions, and re-judges each identity that saw new operations with the same
-checkers as the final verdict, over that identity's whole history so far (its operations still
-in flight count as ``unknown``). A check that takes long stretches the interval (to twice its
-time), so judging never starves the load. The counts are exact for what was journalled; the
-final verdict, after the run, also sees the keys left in Redis.
+seconds it reads what the journals gained (new files too), pairs invokes with completions, and
+re-judges each identity that saw new operations (or new promises of ``X-RateLimit-Remaining``,
+``RUN_DIR/promises``) with the same checkers as the final verdict, over that identity's whole
+history so far (its operations still in flight count as ``unknown``). A check that takes long
+stretches the interval (to twice its time), so judging never starves the load. The counts are
+exact for what was journalled; the final verdict, after the run, also sees the keys left in
+Redis.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from harness.checkers.allowance import allowance
 from harness.history import Operation, Outcome
 from harness.history.errors import InvalidRecord
 from harness.history.journal import Completed, event_from_record
+from harness.load.promises import Promise, broken_promises
 from harness.load.rules import Rule, Rules, rules_from_json
 
 KINDS = ("over-admission", "wrongful-rejection")
@@ -40,6 +42,8 @@ class KeyState:
     found: dict[str, int] = field(default_factory=dict)
     witness: dict[str, str] = field(default_factory=dict)
     allowed_by_policy: float = 0.0
+    promises: list[Promise] = field(default_factory=list)  # what its clients were told remain
+    broken: int = 0  # promises its history proves could not be kept
 
 
 @dataclass
@@ -70,6 +74,7 @@ class JournalTail:
 class LiveJudge:
     def __init__(self, run_dir: str | Path, rules: Rules, interval: float = 2.0) -> None:
         self.root = Path(run_dir) / "journals" / "server"
+        self.promises = Path(run_dir) / "promises"
         self.rules = {rule.name: RuleState(rule) for rule in rules.all}
         self.interval = interval
         self.tails: dict[Path, JournalTail] = {}
@@ -90,6 +95,9 @@ class LiveJudge:
             for path in sorted((self.root / name).glob("*.jsonl")):
                 tail = self.tails.setdefault(path, JournalTail(path))
                 self._read(state, path, tail.lines())
+            for path in sorted((self.promises / name).glob("*.jsonl")):
+                tail = self.tails.setdefault(path, JournalTail(path))
+                self._read_promises(state, tail.lines())
             for key in state.changed:
                 self._judge(state, key)
             state.changed.clear()
@@ -111,6 +119,15 @@ class LiveJudge:
                 state.in_flight[(path.name, event.op)] = (event.process, event.key, event.time)
                 state.changed.add(event.key)
 
+    def _read_promises(self, state: RuleState, lines: list[bytes]) -> None:
+        for line in lines:
+            try:
+                promise = Promise(**json.loads(line))
+            except (ValueError, TypeError):
+                continue
+            state.keys[promise.key].promises.append(promise)
+            state.changed.add(promise.key)
+
     def _judge(self, state: RuleState, key: str) -> None:
         entry = state.keys[key]
         pending = [
@@ -123,6 +140,7 @@ class LiveJudge:
         verdict = check(history, policy)
         entry.found = {v.kind: v.count for v in verdict.violations if v.kind in KINDS}
         entry.witness = {v.kind: v.witnesses[0].detail for v in verdict.violations if v.witnesses}
+        entry.broken = len(broken_promises(entry.promises, history, state.rule.parsed_policy))
         ends = [op.complete for op in history if op.complete is not None]
         if ends:
             entry.allowed_by_policy = allowance(policy, history[0].invoke, max(ends))
@@ -152,6 +170,7 @@ class LiveJudge:
             "unknown": outcomes[Outcome.UNKNOWN],
             "policy_allows": int(sum(e.allowed_by_policy for e in keys)),
             **found,
+            "broken_promises": sum(e.broken for e in keys),
             "witness": witness,
         }
 

@@ -38,6 +38,7 @@ from harness.provision import RedisServer, provision, provision_cluster
 RUNS = Path("runs")
 DEFAULT_LOCUSTFILE = "burst"
 PROGRESS_EVERY = 5.0
+STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
 class LoadError(ValueError):
@@ -204,13 +205,16 @@ def _watch(locust: subprocess.Popen[bytes], swarm: Swarm, run_dir: Path) -> None
 @contextlib.contextmanager
 def until_interrupted() -> Iterator[None]:
     """Run the block until it ends or Ctrl-C or SIGTERM stops it; then go on (to judge)."""
-    previous = signal.signal(signal.SIGTERM, signal.default_int_handler)
+    # both signals raise KeyboardInterrupt here, even where SIGINT was ignored at start (a job
+    # started in the background by a script)
+    handlers = {sig: signal.signal(sig, signal.default_int_handler) for sig in STOP_SIGNALS}
     try:
         yield
     except KeyboardInterrupt:
         print("stopping", file=sys.stderr)
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for sig, handler in handlers.items():
+            signal.signal(sig, handler)
 
 
 def progress(run_dir: Path, elapsed: float) -> str:

@@ -53,7 +53,7 @@ def correctness(run_dir: Path | None) -> dict[str, Any]:
         rows.append(
             row
             | {key: round(latency.get(key, 0.0), 3) for key in ("p50", "p99", "p99.9", "max")}
-            | {"header_lies": sum(lies.values()), "lies": lies}
+            | {"header_lies": sum(lies.values()) + row.get("broken_promises", 0), "lies": lies}
             | {"client_outcomes": seen["outcomes"].get(rule, {})}
         )
     return {"judged_at": live["time"], "rules": rows}

@@ -63,6 +63,7 @@ def start_embedded(*, cluster: bool = False, attempts: int = 3) -> RedisServer:
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
+                start_new_session=True,  # Ctrl-C at the terminal stops us, not the server under us
                 preexec_fn=die_with_parent,  # noqa: PLW1509 (only prctl, which is async-signal-safe)
             )
 

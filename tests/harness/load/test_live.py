@@ -3,7 +3,9 @@ from typing import Any
 
 from harness.history import Outcome
 from harness.load.live import LiveJudge
+from harness.load.promises import Promise, PromiseLog
 from harness.load.rules import default_rules
+from tests.clocks import START
 from tests.harness.load.journal import Journal
 
 RULES = default_rules()  # login: fixed-window:limit=5,window=900
@@ -48,8 +50,21 @@ def test_counts_of_a_valid_journal(tmp_path: Path) -> None:
         "policy_allows": 10,  # 5 each, both inside one window
         "over-admission": 0,
         "wrongful-rejection": 0,
+        "broken_promises": 0,
         "witness": "",
     }
+
+
+def test_a_remaining_promise_the_history_cannot_keep_is_counted_live(tmp_path: Path) -> None:
+    journal = Journal(tmp_path, "login")
+    for n in range(3):
+        journal.decide("alice", ALLOWED, n)
+    log = PromiseLog(tmp_path)
+    log.add("login", Promise("alice", START + 1.5, START + 1.6, 2))  # 2 counted before: true
+    judge = LiveJudge(tmp_path, RULES)
+    assert row(judge, "login")["broken_promises"] == 0
+    log.add("login", Promise("alice", START + 2.5, START + 2.6, 2))  # 3 before: 1 at most
+    assert row(judge, "login")["broken_promises"] == 1
 
 
 def test_an_over_admission_in_a_fixed_window_is_counted(tmp_path: Path) -> None:

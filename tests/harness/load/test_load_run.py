@@ -169,7 +169,7 @@ def test_two_locust_processes_report_every_client_to_the_master(
 @pytest.mark.cluster
 def test_a_swarm_on_a_redis_cluster(cluster_server: RedisServer) -> None:
     system = run.System(default_rules(), cluster_server, 2, cluster=True)
-    run_dir, verdict = run.run_load(system, swarm(4, "tenants"))
+    _, verdict = run.run_load(system, swarm(4, "tenants"))
     by_rule = {r.rule.name: r for r in verdict.rules}
     for name in ("api", "api-pro"):  # a fixed window and a token bucket, both atomic Lua
         assert by_rule[name].server.operations > 100
