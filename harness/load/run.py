@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import ipaddress
 import json
+import os
 import secrets
 import signal
 import subprocess
@@ -167,25 +168,36 @@ def _run_locust(swarm: Swarm, fleet: Fleet, rules: Rules, run_dir: Path) -> None
         *(sys.executable, "-m", "locust", "-f", str(swarm.locustfile)),
         *("--web-host", "127.0.0.1", "--web-port", str(swarm.web_port)),
         *("-u", str(swarm.users), "-r", str(swarm.spawn_rate)),
-        *("--run-dir", str(run_dir), "--targets", ",".join(fleet.urls)),
-        *("--rules-json", rules.to_json(), "--constant-rate", str(swarm.constant_rate)),
     ]
+    harness_options = {  # read by harness.load.swarm; Locust passes them on to its workers
+        "HARNESS_LOAD_RUN_DIR": str(run_dir),
+        "HARNESS_LOAD_TARGETS": ",".join(fleet.urls),
+        "HARNESS_LOAD_RULES": rules.to_json(),
+        "HARNESS_LOAD_CONSTANT_RATE": str(swarm.constant_rate),
+    }
     if swarm.processes > 1:
         command += ["--processes", str(swarm.processes), "--master-bind-host", "127.0.0.1"]
     if swarm.duration is not None:
         command += ["--headless", "-t", f"{swarm.duration:g}s", "--only-summary"]
     log = run_dir / "logs" / "locust.log"
     with log.open("wb") as out:
-        locust = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT)
+        locust = subprocess.Popen(
+            command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **harness_options}
+        )
         try:
             _watch(locust, swarm, run_dir)
         finally:
             if locust.poll() is None:
                 locust.send_signal(signal.SIGTERM)
                 locust.wait(timeout=30)
+    tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-5:])
     if locust.returncode not in (0, 1, -signal.SIGTERM):  # 1: Locust saw failed requests
-        tail = " | ".join(log.read_text(errors="replace").strip().splitlines()[-5:])
         raise LoadError(f"locust exited with {locust.returncode}: {tail}")
+    if not (run_dir / "client.json").exists():  # written by harness.load.swarm as Locust stops
+        raise LoadError(
+            f"locust exited with {locust.returncode} and recorded nothing (does the locustfile "
+            f"build on harness.load.swarm.ApiUser?): {tail}"
+        )
 
 
 def _watch(locust: subprocess.Popen[bytes], swarm: Swarm, run_dir: Path) -> None:

@@ -45,15 +45,16 @@ OUTCOME_OF_STATUS = {200: Outcome.ALLOWED, 429: Outcome.REJECTED}
 
 
 def _options(parser: Any) -> None:
-    group = parser.add_argument_group("ratelimit-harness")
-    group.add_argument("--run-dir", default=os.environ.get(f"{ENV}RUN_DIR", ""))
-    group.add_argument("--targets", default=os.environ.get(f"{ENV}TARGETS", ""))
-    group.add_argument("--rules-json", default=os.environ.get(f"{ENV}RULES", ""))
-    group.add_argument(
+    hidden = {"include_in_web_ui": False}  # the harness sets them; the start form need not
+    parser.add_argument("--run-dir", default=os.environ.get(f"{ENV}RUN_DIR", ""), **hidden)
+    parser.add_argument("--targets", default=os.environ.get(f"{ENV}TARGETS", ""), **hidden)
+    parser.add_argument("--rules-json", default=os.environ.get(f"{ENV}RULES", ""), **hidden)
+    parser.add_argument(
         "--constant-rate",
         type=float,
         default=float(os.environ.get(f"{ENV}CONSTANT_RATE") or 0),
         help="requests/s per user on a fixed schedule, latency from the intended send (0: off)",
+        **hidden,
     )
 
 
