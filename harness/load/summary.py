@@ -9,6 +9,8 @@ KINDS = ("over-admission", "wrongful-rejection", "immortal-key")
 
 
 def summary(verdict: LoadVerdict) -> str:
+    if not verdict.rules:
+        return f"no request reached a rate-limited endpoint in {verdict.seconds:.1f} s"
     rows = [_row(r) for r in verdict.rules]
     headers = (
         *("rule", "limiter", "policy", "decisions", "admitted", "rejected", "errors"),

@@ -235,3 +235,8 @@ def test_a_run_with_no_client_json_is_judged_by_its_journals(tmp_path: Path) -> 
     assert verdict.valid
     assert verdict.to_json()["requests_per_second"] == 0.0
     assert summary(verdict).endswith("\nno violation")
+
+
+def test_a_run_without_traffic_says_so(tmp_path: Path) -> None:
+    text = summary(judge(tmp_path, RULES, NO_TTLS, 3.0))
+    assert text == "no request reached a rate-limited endpoint in 3.0 s"
