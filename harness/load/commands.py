@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 
+from harness.load.judge import LoadVerdict
 from harness.load.rules import Rules, load_rules
 from harness.load.run import (
     LoadError,
@@ -56,7 +57,7 @@ def load(args: argparse.Namespace) -> int:
     if args.json_out:
         with open(args.json_out, "w", encoding="utf-8") as out:
             json.dump(verdict.to_json(), out, indent=1)
-    return 0 if verdict.valid else 1
+    return exit_code(verdict)
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -65,6 +66,20 @@ def serve(args: argparse.Namespace) -> int:
         run_dir, verdict = serve_until_stopped(_system(rules, server, args))
     print(summary(verdict))
     print(f"run directory: {run_dir}")
+    return exit_code(verdict)
+
+
+def exit_code(verdict: LoadVerdict) -> int:
+    """1 for a violation or a header lie; 2 when a limiter decided nothing at all (it failed
+    every request), saying how it failed; else 0."""
+    for rule in verdict.rules:
+        if rule.undecided:
+            print(
+                f"error: rule {rule.rule.name!r}: {rule.rule.limiter} decided nothing, "
+                f"it failed every request: {rule.first_error}",
+                file=sys.stderr,
+            )
+            return 2
     return 0 if verdict.valid else 1
 
 

@@ -2,6 +2,7 @@
 
     RUN_DIR/journals/server/<rule>/<process>-<pid>.jsonl   what an app instance decided
     RUN_DIR/journals/client/<rule>/<process>-<pid>.jsonl   what a Locust process saw
+    RUN_DIR/journals/server/<rule>/<process>-<pid>.error   the first failure of its limiter
 
 Each journal is a ``Recorder``'s (``harness.history``): a process killed mid-run leaves every
 decision it completed, and those in flight as invoked (``unknown`` once merged).
@@ -42,10 +43,22 @@ class Journals:
                 self._recorders[rule] = Recorder(path, self.process)
             return self._recorders[rule]
 
+    def note_error(self, rule: str, text: str) -> None:
+        """Keep ``text`` (a limiter's failure) beside the rule's journal, as ``.error``."""
+        folder = self.root / rule
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{self.process}-{os.getpid()}.error").write_text(text)
+
     def close(self) -> None:
         with self._lock:
             for recorder in self._recorders.values():
                 recorder.close()
+
+
+def first_error(run_dir: str | os.PathLike[str], rule: str) -> str | None:
+    """The failure an instance kept for ``rule`` (``Journals.note_error``), if one did."""
+    found = sorted((Path(run_dir) / "journals" / "server" / rule).glob("*.error"))
+    return found[0].read_text() if found else None
 
 
 def journal_paths(run_dir: str | os.PathLike[str], side: str, rule: str) -> list[Path]:

@@ -20,7 +20,7 @@ from typing import Any
 from harness.checkers import Verdict, check
 from harness.history import Operation, Outcome, read_history, write_history
 from harness.history.merge import merge_journals
-from harness.load.journals import journal_paths
+from harness.load.journals import first_error, journal_paths
 from harness.load.promises import broken_promises, read_promises
 from harness.load.rules import OUTBOUND, Rule, Rules
 
@@ -34,6 +34,15 @@ class RuleVerdict:
     lie_examples: dict[str, str] = field(default_factory=dict)
     latency_ms: dict[str, float] = field(default_factory=dict)
     client_outcomes: dict[str, int] = field(default_factory=dict)
+    first_error: str | None = None  # how its limiter failed, the first time it did
+
+    @property
+    def undecided(self) -> bool:
+        """Its limiter failed every request: nothing was decided, so nothing can be judged."""
+        outcomes = self.server.metrics.get("outcomes", {})
+        return (
+            bool(self.first_error) and not outcomes.get("allowed") and not outcomes.get("rejected")
+        )
 
     @property
     def valid(self) -> bool:
@@ -57,6 +66,7 @@ class RuleVerdict:
             "header_lies": self.lies,
             "header_lie_examples": self.lie_examples,
             "latency_ms": self.latency_ms,
+            "first_error": self.first_error,
         }
 
 
@@ -117,6 +127,7 @@ def judge(
                 examples,
                 seen["latency_ms"].get(rule.name, {}),
                 seen["outcomes"].get(rule.name, {}),
+                first_error(run_dir, rule.name),
             )
         )
     return LoadVerdict(verdicts, seconds)

@@ -111,7 +111,9 @@ class RateLimitMiddleware:
     def _report(self, rule: Rule, error: Exception) -> None:
         if rule.name not in self._reported:  # once per rule, not once per request
             self._reported.add(rule.name)
-            print(f"{self.journals.process}: rule {rule.name!r}: {error!r}", file=sys.stderr)
+            text = f"{type(error).__name__}: {error}"
+            print(f"{self.journals.process}: rule {rule.name!r}: {text}", file=sys.stderr)
+            self.journals.note_error(rule.name, text)
 
 
 def _refusal(rule: Rule, decision: Decision) -> dict[str, Any]:

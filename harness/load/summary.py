@@ -24,6 +24,14 @@ def summary(verdict: LoadVerdict) -> str:
         f"{verdict.requests:,} requests in {verdict.seconds:.1f} s ({rate:,.0f} requests/s); "
         "latency as the clients measured it",
     ]
+    failures = [
+        f"  {r.rule.name}: {r.rule.limiter} failed (the first time: {r.first_error})"
+        for r in verdict.rules
+        if r.first_error
+    ]
+    if failures:
+        lines += ["", "Limiter failures (each such request is unknown: 503 to its client):"]
+        lines += failures
     witnesses = [line for r in verdict.rules for line in _witnesses(r)]
     if witnesses:
         lines += ["", "Witnesses (the first of each kind):", *witnesses]

@@ -30,3 +30,8 @@ def slow(client: Any, policy: Policy) -> Any:
         return inner.check(identity)
 
     return check
+
+
+def undecided(client: Any, policy: Policy) -> Any:
+    """A limiter that answers what is not a decision."""
+    return lambda identity: "maybe"

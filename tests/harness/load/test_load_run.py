@@ -175,3 +175,16 @@ def test_a_swarm_on_a_redis_cluster(cluster_server: RedisServer) -> None:
         assert by_rule[name].server.operations > 100
         assert by_rule[name].valid
     assert by_rule["api"].server.metrics["outcomes"]["rejected"] > 0  # the free keys met it
+
+
+def test_a_limiter_that_never_decides_ends_with_exit_2_and_its_failure(
+    redis_server: RedisServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["load", "--limiter", "tests.harness.load.plugins:undecided", "--duration", "3"]
+    args += ["--instances", "1", "--users", "5", "--redis-url", redis_server.url]
+    assert main(args) == 2
+    out, err = capsys.readouterr()
+    assert "failed (the first time: TypeError: a limiter returned 'maybe'" in out
+    (line,) = [line for line in err.splitlines() if line.startswith("error:")]
+    assert "decided nothing" in line
+    assert "expected a bool or an object with .allowed" in line
