@@ -188,3 +188,12 @@ def test_a_limiter_that_never_decides_ends_with_exit_2_and_its_failure(
     (line,) = [line for line in err.splitlines() if line.startswith("error:")]
     assert "decided nothing" in line
     assert "expected a bool or an object with .allowed" in line
+
+
+def test_constant_rate_keeps_each_users_schedule(redis_server: RedisServer) -> None:
+    paced = run.Swarm(
+        run.locustfile_path("tenants"), 10, 100, duration=4, constant_rate=5
+    )  # 10 users at 5 requests/s each for about 4 s, whatever the pattern's own waits
+    _, verdict = run.run_load(run.System(default_rules(), redis_server, 2), paced)
+    sent = sum(sum(r.client_outcomes.values()) for r in verdict.rules)
+    assert 150 <= sent <= 220
