@@ -64,7 +64,6 @@ class Plumbing:
 
     rules: Rules
     targets: list[str]
-    run_dir: Path | None
     constant_rate: float
     view: ClientView = field(default_factory=ClientView)
     journals: Journals | None = None
@@ -94,7 +93,7 @@ def plumbing(environment: Environment) -> Plumbing:
             journals, promises = Journals(run_dir, "client", "locust"), PromiseLog(run_dir)
         rules = rules_from_json(options.rules_json)
         pipes = Plumbing(
-            rules, targets, run_dir, options.constant_rate, journals=journals, promises=promises
+            rules, targets, options.constant_rate, journals=journals, promises=promises
         )
         _process["plumbing"] = pipes
     return _process["plumbing"]
@@ -134,6 +133,7 @@ class ApiUser(FastHttpUser):
         identity = api_key or client_ip or "127.0.0.1"
         token = journal.invoke(identity) if journal else 0
         url = self.pipes.next_target() + path
+        sent = time.time()
         with self.client.request(
             method, url, name=name or path, headers=headers, catch_response=True
         ) as response:
@@ -146,10 +146,10 @@ class ApiUser(FastHttpUser):
             journal.complete(token, outcome)
         self.retry_after = None
         if rule is not None:
-            request = f"{method} {path}"
-            self._observe(
-                rule.name, identity, request, status=status, headers=answered, began=began
-            )
+            self.pipes.view.record(rule.name, outcome, time.time() - began if status else None)
+            if outcome is not Outcome.UNKNOWN:
+                asked = Promise(identity, sent, time.time(), 0)  # the request, for the promise
+                self._read_headers(rule.name, f"{method} {path}", status, answered, asked)
         return status
 
     def call_politely(self, method: str, path: str, *, api_key: str) -> int:
@@ -167,24 +167,13 @@ class ApiUser(FastHttpUser):
             self.pipes.view.lie(rule.name, "retry-after-broken", witness)
         return again
 
-    def _observe(
-        self,
-        rule: str,
-        identity: str,
-        request: str,
-        *,
-        status: int,
-        headers: dict[str, str],
-        began: float,
+    def _read_headers(
+        self, rule: str, request: str, status: int, headers: dict[str, str], asked: Promise
     ) -> None:
-        outcome = OUTCOME_OF_STATUS.get(status, Outcome.UNKNOWN)
-        self.pipes.view.record(rule, outcome, time.time() - began if status else None)
-        if outcome is Outcome.UNKNOWN:
-            return
+        """Check the answer's headers; keep what Remaining promised an admitted request."""
         lies, self.retry_after, remaining = response_lies(headers, status)
-        if outcome is Outcome.ALLOWED and remaining is not None and self.pipes.promises:
-            promise = Promise(identity, began, time.time(), remaining)
-            self.pipes.promises.add(rule, promise)
+        if status == 200 and remaining is not None and self.pipes.promises:
+            self.pipes.promises.add(rule, asked._replace(remaining=remaining))
         if lies:
             shown = {k: v for k, v in headers.items() if k.lower() in RATE_LIMIT_HEADERS}
             witness = f"{request} -> {status} {json.dumps(shown, sort_keys=True)}"
