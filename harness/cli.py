@@ -17,14 +17,14 @@ import redis
 
 from harness import listing
 from harness.checkers import check
+from harness.errors import BadArgument, HarnessError, LimiterError, described, writing
+from harness.history import HistoryError
 from harness.history.jsonl import read_history
 from harness.history.snapshot import read_snapshot
 from harness.provision import Unavailable, provision
 from harness.provision.doctor import diagnose
-from limiters import CATALOGUE, Policy, PolicyError, resolve
+from limiters import CATALOGUE, Policy, PolicyError, UnknownLimiter, resolve
 from limiters.plugin import PluginError
-
-USAGE_ERRORS = (PolicyError, PluginError, Unavailable, ValueError, redis.RedisError, OSError)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -32,12 +32,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
         return int(args.run(args))
-    except USAGE_ERRORS as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 2
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except Exception as error:
+        if not isinstance(error, usage_errors()):
+            raise  # a bug of the harness: shown with its traceback
+        print(f"error: {error}", file=sys.stderr)
+        return 2
+
+
+def usage_errors() -> tuple[type[Exception], ...]:
+    """The project's own errors, each bad input or an unusable environment in one line; a
+    Redis that fails to answer mid-run is one too."""
+    return (
+        HarnessError,
+        PolicyError,
+        PluginError,
+        UnknownLimiter,
+        HistoryError,
+        Unavailable,
+        redis.RedisError,
+    )
 
 
 def parser() -> argparse.ArgumentParser:
@@ -76,11 +92,13 @@ def parser() -> argparse.ArgumentParser:
     add_search_options(race)
     race.add_argument("--trace", help="where to save the shrunk trace (default: runs/...)")
     add_redis_options(race)
+    add_flush_option(race)
     race.set_defaults(run=explorer_command("race"))
 
     again = commands.add_parser("replay", help="re-run a saved trace on a fresh Redis")
     again.add_argument("trace", help="a trace file saved by race or race-test")
     add_redis_options(again)
+    add_flush_option(again)
     again.set_defaults(run=explorer_command("replay"))
 
     campaign = commands.add_parser("race-test", help="race every catalogue limiter")
@@ -92,6 +110,7 @@ def parser() -> argparse.ArgumentParser:
         help="per limiter, a naive threaded stress test for contrast (1; 0: off)",
     )
     add_redis_options(campaign)
+    add_flush_option(campaign)
     campaign.set_defaults(run=explorer_command("race_test"))
 
     add_load_commands(commands)
@@ -165,6 +184,15 @@ def add_redis_options(command: argparse.ArgumentParser) -> None:
     )
 
 
+def add_flush_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--flush",
+        action="store_true",
+        help="erase a given Redis' database between schedules (without it, a database that "
+        "is not empty is refused and only the keys the run made are removed)",
+    )
+
+
 def run_doctor(args: argparse.Namespace) -> int:
     import os
 
@@ -175,7 +203,7 @@ def run_doctor(args: argparse.Namespace) -> int:
 
 def run_probe(args: argparse.Namespace) -> int:
     if not 0 < args.requests <= 100_000 or not 0 <= args.interval <= 60:
-        raise ValueError("--requests must be 1..100000 and --interval 0..60 seconds")
+        raise BadArgument("--requests must be 1..100000 and --interval 0..60 seconds")
     builder = resolve(args.limiter)
     spec = args.policy or (CATALOGUE[args.limiter].policy if args.limiter in CATALOGUE else None)
     if spec is None:
@@ -186,7 +214,12 @@ def run_probe(args: argparse.Namespace) -> int:
         print(f"{args.limiter} with {policy} on {server.url} ({server.detail})", file=sys.stderr)
         results = []
         for number in range(1, args.requests + 1):
-            results.append((number, limiter.check(args.identity)))
+            try:
+                results.append((number, limiter.check(args.identity)))
+            except redis.RedisError:
+                raise
+            except Exception as error:  # the limiter's own: said as such, in one line
+                raise LimiterError(f"request {number}: {described(error)}") from error
             if args.interval:
                 time.sleep(args.interval)
         print(listing.decisions(results))
@@ -200,7 +233,7 @@ def run_check(args: argparse.Namespace) -> int:
     found = check(history, policy, ttls)
     print(listing.verdict(found))
     if args.json_out:
-        with open(args.json_out, "w", encoding="utf-8") as out:
+        with writing(args.json_out), open(args.json_out, "w", encoding="utf-8") as out:
             json.dump(found.to_json(), out, indent=1)
     return 0 if found.valid else 1
 

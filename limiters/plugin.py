@@ -57,6 +57,14 @@ def plugin_builder(spec: str) -> Callable[..., PluginLimiter]:
     factory = load_factory(spec)
 
     def builder(client: Any, policy: Policy, **_clocks: Any) -> PluginLimiter:
-        return PluginLimiter(factory(client, policy), policy)
+        try:
+            check = factory(client, policy)
+        except Exception as error:
+            raise PluginError(f"{spec}(client, policy) raised {_described(error)}") from error
+        return PluginLimiter(check, policy)
 
     return builder
+
+
+def _described(error: BaseException) -> str:
+    return f"{type(error).__name__}: {error}".replace("\n", " ")

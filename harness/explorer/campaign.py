@@ -55,6 +55,8 @@ class Row:
     searches: list[dict[str, Any]] = field(default_factory=list)  # per flaw: how fast, how short
     stress_found: set[str] = field(default_factory=set)  # what naive stress found, for contrast
     replays_fail: list[str] = field(default_factory=list)  # saved traces that did not reproduce
+    unconfirmed: int = 0  # finds that did not show again when re-run (not counted)
+    void: int = 0  # schedules not judged: real time reached them
 
     @property
     def matches(self) -> bool:
@@ -75,6 +77,8 @@ class Row:
             "searches": self.searches,
             "stress_found_flaws": sorted(self.stress_found),
             "replays_that_failed": self.replays_fail,
+            "unconfirmed": self.unconfirmed,
+            "void": self.void,
         }
 
 
@@ -103,6 +107,7 @@ def run_row(
     *,
     stress_seconds: float,
     url: str,
+    flush: bool = True,
     instances: int,
     max_examples: int,
     seed: int | None,
@@ -111,7 +116,7 @@ def run_row(
 ) -> Row:
     row = Row(target.label, target.judged_by or target.policy, target.expected)
     judged_by = Policy.parse(target.judged_by) if target.judged_by else None
-    setup = Setup(target.limiter, Policy.parse(target.policy), instances, url, judged_by)
+    setup = Setup(target.limiter, Policy.parse(target.policy), instances, url, judged_by, flush)
     # a search for an expected flaw stops at its find: it may go on longer when the flaw is
     # hard to reach, at no cost when it is not; a correct limiter gets the plain budget
     searches = [shows(kind) for kind in target.expected] or [_invalid]
@@ -120,6 +125,8 @@ def run_row(
     for wanted in searches:
         found = explore(setup, wanted=wanted, max_examples=budget, seed=seed, on_example=on_example)
         row.examples += found.examples
+        row.unconfirmed += found.unconfirmed_count
+        row.void += found.void
         if found.found is None or found.verdict is None:
             continue
         how = {NEMESES[type(a)] for a in found.found.actions if type(a) in NEMESES}
@@ -142,7 +149,7 @@ def run_row(
         path = out_dir / f"{target.limiter}-{'-'.join(sorted(found.kinds))}.json"
         save(path, setup, found.found, found.verdict)
         row.traces.append(os.fspath(path))
-        _, again = replay(load(path), url)  # the saved trace must break it again
+        _, again = replay(load(path), url, flush=flush)  # the saved trace must break it again
         if not found.kinds & again.kinds:
             row.replays_fail.append(os.fspath(path))
     row.seconds = time.perf_counter() - started

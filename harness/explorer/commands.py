@@ -10,8 +10,10 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 from harness import listing
+from harness.errors import BadArgument, LimiterError, writing
 from harness.explorer.campaign import PROFILES, RACE_POLICIES, Row, run_row, targets
-from harness.explorer.explore import Exploration, explore
+from harness.explorer.explore import CONFIRM, Exploration, explore
+from harness.explorer.keyspace import claim
 from harness.explorer.run import Setup
 from harness.explorer.trace import load, render, save
 from harness.explorer.trace import replay as replay_saved
@@ -35,16 +37,16 @@ def _progress(label: str) -> Callable[[Exploration], None]:
 
 
 def _budget(args: argparse.Namespace) -> int:
-    budget = args.max_examples or PROFILES[args.profile]
+    budget = PROFILES[args.profile] if args.max_examples is None else args.max_examples
     if not 1 <= budget <= 100_000:
-        raise ValueError("--max-examples must be 1..100000")
+        raise BadArgument("--max-examples must be 1..100000")
     return int(budget)
 
 
 def race(args: argparse.Namespace) -> int:
     budget = _budget(args)
     if not 1 <= args.instances <= 16:
-        raise ValueError("--instances must be 1..16")
+        raise BadArgument("--instances must be 1..16")
     resolve(args.limiter)  # a bad name or plug-in fails before any Redis starts
     kind = CATALOGUE[args.limiter].policy_kind if args.limiter in CATALOGUE else None
     spec = args.policy or (RACE_POLICIES[kind] if kind else None)
@@ -52,7 +54,8 @@ def race(args: argparse.Namespace) -> int:
         raise PolicyError("--policy is required for a plugged-in limiter")
     policy = Policy.parse(spec)
     with provision(args.redis, args.redis_url) as server:
-        setup = Setup(args.limiter, policy, args.instances, server.url)
+        flush = claim(server, flush=args.flush)
+        setup = Setup(args.limiter, policy, args.instances, server.url, flush=flush)
         found = explore(
             setup,
             max_examples=budget,
@@ -60,6 +63,11 @@ def race(args: argparse.Namespace) -> int:
             on_example=_progress(args.limiter),
         )
     print(file=sys.stderr)
+    if found.errors and not found.decisions:
+        raise LimiterError(
+            f"{args.limiter} never returned a decision in {found.examples} schedules "
+            f"({found.errors} checks); the first: {found.first_error}"
+        )
     summary = {
         "limiter": args.limiter,
         "policy": str(policy),
@@ -71,10 +79,21 @@ def race(args: argparse.Namespace) -> int:
         "seconds": round(found.seconds, 3),
         "trace_steps": found.trace_steps,
         "trace": None,
+        "decisions": found.decisions,
+        "errors": found.errors,
+        "first_error": found.first_error or None,
+        "void": found.void,
+        "unconfirmed": [
+            {"found": sorted(verdict.kinds), "trace": render(outcome)}
+            for outcome, verdict in found.unconfirmed
+        ],
+        "unconfirmed_count": found.unconfirmed_count,
+        "search_ended": found.search_ended or None,
     }
     if found.found is not None and found.verdict is not None:
         path = Path(args.trace) if args.trace else _default_path(args.limiter)
-        save(path, setup, found.found, found.verdict)
+        with writing(path):
+            save(path, setup, found.found, found.verdict)
         summary["trace"] = str(path)
         actions = len(found.found.actions)
         shrunk = (
@@ -95,19 +114,44 @@ def race(args: argparse.Namespace) -> int:
             f"({found.swept} of the one-preemption sweep, {found.examples - found.swept} drawn; "
             f"{found.seconds:.2f} s)"
         )
+    _doubts(found)
+    if found.errors:
+        print(
+            f"errors: {found.errors} of {found.errors + found.decisions} checks raised or "
+            f"answered what is not a decision; the first: {found.first_error}"
+        )
     if args.json_out:
-        Path(args.json_out).write_text(json.dumps(summary, indent=1))
+        with writing(args.json_out):
+            Path(args.json_out).write_text(json.dumps(summary, indent=1))
     return 1 if found.found is not None else 0
+
+
+def _doubts(found: Exploration) -> None:
+    """What did not count: finds that did not show again, void runs, a search cut short."""
+    if found.unconfirmed:
+        outcome, verdict = found.unconfirmed[0]
+        print(
+            f"\nunconfirmed: {found.unconfirmed_count} schedule(s) judged a violation once and "
+            f"not again on {CONFIRM} re-runs, not counted; the first "
+            f"({', '.join(sorted(verdict.kinds))}):\n"
+        )
+        print("\n".join(render(outcome)))
+    if found.void:
+        print(f"void: {found.void} schedule(s) not judged: the server expired a key by real time")
+    if found.search_ended:
+        print(f"the search ended early: {found.search_ended}")
 
 
 def replay(args: argparse.Namespace) -> int:
     saved = load(args.trace)
     with provision(args.redis, args.redis_url) as server:
-        result, verdict = replay_saved(saved, server.url)
+        result, verdict = replay_saved(saved, server.url, flush=claim(server, flush=args.flush))
     print("\n".join(render(result)))
     print()
     print(listing.verdict(verdict, witnesses=1))
-    reproduced = bool(verdict.kinds & set(saved.violations))
+    if result.void:
+        print(f"\nvoid, each time it ran: {result.void}")
+    reproduced = bool(verdict.kinds & set(saved.violations)) and not result.void
     print(f"\n{'reproduced' if reproduced else 'NOT reproduced'}: {', '.join(saved.violations)}")
     return 1 if reproduced else 0
 
@@ -115,15 +159,18 @@ def replay(args: argparse.Namespace) -> int:
 def race_test(args: argparse.Namespace) -> int:
     budget = _budget(args)
     if not 0 <= args.stress_seconds <= 60:
-        raise ValueError("--stress-seconds must be 0..60")
+        raise BadArgument("--stress-seconds must be 0..60")
     out_dir = RUNS / time.strftime("race-test-%Y%m%d-%H%M%S")
-    out_dir.mkdir(parents=True, exist_ok=True)
     rows: list[Row] = []
     with provision(args.redis, args.redis_url) as server:
+        flush = claim(server, flush=args.flush)
+        with writing(out_dir):
+            out_dir.mkdir(parents=True, exist_ok=True)
         for target in targets():
             row = run_row(
                 target,
                 url=server.url,
+                flush=flush,
                 instances=2,
                 max_examples=budget,
                 seed=args.seed,
@@ -141,12 +188,14 @@ def race_test(args: argparse.Namespace) -> int:
     print(f"\n{verdict}; traces in {out_dir}")
     if args.json_out:
         body = {"all_match": all_match, "rows": [row.to_json() for row in rows]}
-        Path(args.json_out).write_text(json.dumps(body, indent=1))
+        with writing(args.json_out):
+            Path(args.json_out).write_text(json.dumps(body, indent=1))
     return 0 if all_match else 1
 
 
 def _default_path(limiter: str) -> Path:
-    RUNS.mkdir(exist_ok=True)
+    with writing(RUNS):
+        RUNS.mkdir(exist_ok=True)
     return RUNS / f"race-{limiter.replace(':', '.')}-{time.strftime('%Y%m%d-%H%M%S')}.json"
 
 

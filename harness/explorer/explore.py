@@ -2,8 +2,10 @@
 
 Two stages, the second only if the first found nothing: the one-preemption sweep (``sweep``),
 then Hypothesis drawing interleavings, time passing, crashes and clock skews. Every
-schedule runs against a real Redis (flushed first) and its history goes through the verdict
-engine. ``wanted`` says which verdicts count as a find (any violation, or one kind).
+schedule runs against a real Redis (on a clean database) and its history goes through the
+verdict engine. ``wanted`` says which verdicts count as a find (any violation, or one kind).
+A find counts once it shows again on re-runs (``CONFIRM``); a run that real time reached (the
+server expired a key itself) is void, not judged.
 
 A find of the sweep is the shortest of its family already. A find of Hypothesis is shrunk by
 ``minimize``, on the actions themselves; Hypothesis' own shrinking phase is off. Measured on
@@ -13,23 +15,31 @@ traces of up to 13 lines; without it, 0.3-2.2 s, and the traces are as short or 
 
 from __future__ import annotations
 
-import contextlib
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import redis
-from hypothesis import HealthCheck, Phase, given, settings
+from hypothesis import HealthCheck, Phase, Verbosity, given, settings
 from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
+from hypothesis.errors import Flaky, HypothesisException
 
 from harness.checkers import Verdict, check
+from harness.errors import described
 from harness.explorer.actions import Action
 from harness.explorer.clocks import patched
 from harness.explorer.minimize import minimize
 from harness.explorer.run import Run, RunResult, Setup, run_actions
 from harness.explorer.schedules import Space, draw_actions, draw_offsets, draw_swarm
 from harness.explorer.sweep import families
+
+# A find is re-run this many times before it counts: each must show it again. The schedule is
+# data and every clock virtual, so a true find always does; one that does not came from
+# something outside the schedule (a thread descheduled while Redis counted a TTL down in real
+# time, say) and is reported as unconfirmed, not shrunk, and the search goes on.
+CONFIRM = 3
+UNCONFIRMED_KEPT = 3  # unconfirmed finds kept for the report (the rest are only counted)
 
 
 @dataclass
@@ -45,6 +55,13 @@ class Exploration:
     verdict: Verdict | None = None
     first_steps: int = 0  # actions in the first failing schedule, before shrinking
     stage: str = ""  # which stage found it: sweep or search
+    decisions: int = 0  # checks that answered a decision, over every schedule run
+    errors: int = 0  # checks that raised or answered what is not a decision
+    first_error: str = ""  # the first of those, in one line
+    void: int = 0  # schedules not judged: real time reached them (see RunResult.void)
+    unconfirmed_count: int = 0  # finds that did not show again when re-run
+    unconfirmed: list[tuple[RunResult, Verdict]] = field(default_factory=list)  # the first few
+    search_ended: str = ""  # why Hypothesis ended the search early, if it did
 
     @property
     def kinds(self) -> set[str]:
@@ -56,8 +73,15 @@ class Exploration:
         return len(self.found.trace) if self.found else 0
 
 
-class _Found(Exception):
-    pass
+class _Stop(BaseException):
+    """Ends Hypothesis' search at once: on a find, or on an error (``error``) that ends the run.
+    Not an Exception, so it passes through Hypothesis as KeyboardInterrupt does; an Exception
+    would count as the test failing, and Hypothesis would run that schedule again (and raise
+    FlakyFailure, not our error, if the second run went otherwise)."""
+
+    def __init__(self, error: Exception | None = None) -> None:
+        super().__init__()
+        self.error = error
 
 
 @dataclass
@@ -68,15 +92,27 @@ class _Judge:
     wanted: Callable[[Verdict], bool]
     on_example: Callable[[Exploration], None]
     started: float
+    admin: redis.Redis
 
     def __call__(self, outcome: RunResult, stage: str) -> bool:
-        """Whether ``outcome`` is a find; the first find is recorded with its cost."""
-        verdict = check(outcome.history, self.result.setup.judge, outcome.ttls)
+        """Whether ``outcome`` is a find, confirmed; the first is recorded with its cost."""
         result = self.result
         result.examples += 1
+        result.decisions += outcome.decisions
+        result.errors += len(outcome.errors)
+        result.first_error = result.first_error or next(iter(outcome.errors), "")
         result.swept += stage == "sweep"
         self.on_example(result)
+        if outcome.void:
+            result.void += 1
+            return False
+        verdict = check(outcome.history, result.setup.judge, outcome.ttls)
         if not self.wanted(verdict):
+            return False
+        if not self.confirmed(outcome):
+            result.unconfirmed_count += 1
+            if len(result.unconfirmed) < UNCONFIRMED_KEPT:
+                result.unconfirmed.append((outcome, verdict))
             return False
         if result.found is None:
             result.examples_to_find = result.examples
@@ -85,6 +121,21 @@ class _Judge:
             result.stage = stage
         result.found, result.verdict = outcome, verdict
         return True
+
+    def confirmed(self, outcome: RunResult) -> bool:
+        """Whether the schedule fails again on each of ``CONFIRM`` re-runs. A void re-run says
+        nothing and is run again, up to twice as many runs in all."""
+        shown = 0
+        for _ in range(2 * CONFIRM):
+            again, verdict = run_actions(self.result.setup, self.admin, outcome.actions)
+            if again.void:
+                continue
+            if not self.wanted(verdict):
+                return False
+            shown += 1
+            if shown == CONFIRM:
+                return True
+        return False
 
 
 def explore(
@@ -101,8 +152,8 @@ def explore(
     trips that need more than one preemption."""
     space = space or Space()
     result = Exploration(setup)
-    judge = _Judge(result, wanted, on_example, time.perf_counter())
     admin = redis.Redis.from_url(setup.url)
+    judge = _Judge(result, wanted, on_example, time.perf_counter(), admin)
     try:
         with patched():
             if not _sweep(setup, admin, space.identities[0], judge):
@@ -144,7 +195,10 @@ def _minimize(admin: redis.Redis, judge: _Judge) -> None:
         judge.on_example(result)
         return run_actions(result.setup, admin, actions)
 
-    shorter = minimize(result.found.actions, attempt, lambda outcome: judge.wanted(outcome[1]))
+    def fails(outcome: tuple[RunResult, Verdict]) -> bool:
+        return not outcome[0].void and judge.wanted(outcome[1])
+
+    shorter = minimize(result.found.actions, attempt, fails)
     if shorter is not None:
         result.found, result.verdict = shorter
 
@@ -167,26 +221,43 @@ def _search(
         suppress_health_check=list(HealthCheck),
         report_multiple_bugs=False,
         print_blob=False,
+        verbosity=Verbosity.quiet,
     )
     @given(st.data())
     def search(data: st.DataObject) -> None:
-        swarm = draw_swarm(data, space)
-        run = Run(setup, admin)
         try:
-            for offset in draw_offsets(data, run, swarm):
-                run.apply(offset)
-            for _ in range(data.draw(st.integers(1, space.max_actions))):
-                actions = draw_actions(data, run, swarm)
-                if not actions:
-                    break
-                for action in actions:
-                    run.apply(action)
-        finally:
-            outcome = run.finish()
-        if judge(outcome, "search"):
-            raise _Found
+            found = judge(_drawn(setup, admin, space, data), "search")
+        except HypothesisException:
+            raise
+        except Exception as error:  # a broken run ends the search with its cause
+            raise _Stop(error) from None
+        if found:
+            raise _Stop
 
     if seed is not None:
         search = fixed_seed(seed)(search)
-    with contextlib.suppress(_Found):
+    try:
         search()
+    except _Stop as stop:
+        if stop.error is not None:
+            raise stop.error from None
+    except Flaky as error:  # never out of a race: the search ends, and says why
+        judge.result.search_ended = described(error)
+
+
+def _drawn(setup: Setup, admin: redis.Redis, space: Space, data: st.DataObject) -> RunResult:
+    """Run one schedule drawn as it goes, each action from what is enabled at its point."""
+    swarm = draw_swarm(data, space)
+    run = Run(setup, admin)
+    try:
+        for offset in draw_offsets(data, run, swarm):
+            run.apply(offset)
+        for _ in range(data.draw(st.integers(1, space.max_actions))):
+            actions = draw_actions(data, run, swarm)
+            if not actions:
+                break
+            for action in actions:
+                run.apply(action)
+    finally:
+        outcome = run.finish()
+    return outcome

@@ -7,22 +7,47 @@ runs at a time and the interleaving is exactly the one the explorer chose.
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-import redis
-
+from harness.errors import HarnessError, described
 from harness.explorer.clocks import InstanceClock, reading
 from limiters import Decision, Limiter
 
 TIMEOUT = 10.0  # seconds an instance may run between two points before the run is abandoned
 
 
-class Crashed(Exception):
-    """Raised inside an instance whose next command must never reach Redis."""
+class Crashed(BaseException):
+    """Raised inside an instance whose next command must never reach Redis. Not an Exception,
+    so that a limiter that catches every Exception (to fail open, say) does not swallow it."""
+
+
+class Stuck(HarnessError):
+    """An instance ran ``TIMEOUT`` seconds without reaching Redis: its limiter blocks (a real
+    sleep, a lock it never gets) where nothing can schedule it."""
+
+
+class HarnessFault(BaseException):
+    """The harness's own code failed inside a limiter's call (see ``ours``). Not an Exception,
+    so that it passes through the limiter and is not taken for the limiter's failure."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+@contextlib.contextmanager
+def ours() -> Iterator[None]:
+    """Around the harness's code that runs inside a limiter's call (what follows each of its
+    commands): an exception there ends the run with its cause (see Broke)."""
+    try:
+        yield
+    except Exception as error:
+        raise HarnessFault(error) from error
 
 
 @dataclass(frozen=True)
@@ -35,13 +60,22 @@ class Pending:
 
 @dataclass(frozen=True)
 class Finished:
-    decision: Decision | None  # None: the call raised
-    error: str = ""
+    decision: Decision | None  # None: the call raised, or answered what is not a decision
+    error: str = ""  # then: the exception, in one line
 
 
 @dataclass(frozen=True)
 class Died:
     pass
+
+
+@dataclass(frozen=True)
+class Broke:
+    """The instance's thread ended on an exception nothing expected (a bug of the harness, say):
+    the explorer raises it at once, with its traceback, instead of waiting on a thread that is
+    gone."""
+
+    error: BaseException
 
 
 Event = Pending | Finished | Died
@@ -56,8 +90,9 @@ class Instance:
         self.name = name
         self.clock = clock
         self._to_instance: queue.Queue[tuple[str, Any]] = queue.Queue()
-        self._to_explorer: queue.Queue[Event] = queue.Queue()
+        self._to_explorer: queue.Queue[Event | Broke] = queue.Queue()
         self.limiter = build(self)
+        self.gone = False  # the thread broke or is stuck: it will never answer again
         self.thread = threading.Thread(target=self._serve, name=name, daemon=True)
         self.thread.start()
 
@@ -77,13 +112,21 @@ class Instance:
 
     def stop(self) -> None:
         self._to_instance.put(("stop", None))
-        self.thread.join(TIMEOUT)
+        if not self.gone:
+            self.thread.join(TIMEOUT)
 
     def _next(self) -> Event:
+        if self.gone:  # asked again while the run ends: nothing more will come
+            return Died()
         try:
-            return self._to_explorer.get(timeout=TIMEOUT)
+            event = self._to_explorer.get(timeout=TIMEOUT)
         except queue.Empty:
-            raise TimeoutError(f"{self.name} ran {TIMEOUT:.0f} s without reaching Redis") from None
+            self.gone = True
+            raise Stuck(f"{self.name} ran {TIMEOUT:.0f} s without reaching Redis") from None
+        if isinstance(event, Broke):
+            self.gone = True
+            raise event.error
+        return event
 
     # --- the instance's side -------------------------------------------------------------
 
@@ -95,6 +138,14 @@ class Instance:
             raise Crashed(self.name)
 
     def _serve(self) -> None:
+        try:
+            self._loop()
+        except HarnessFault as fault:
+            self._to_explorer.put(Broke(fault.error))
+        except BaseException as error:  # the explorer raises it: see Broke
+            self._to_explorer.put(Broke(error))
+
+    def _loop(self) -> None:
         with reading(self.clock):
             while True:
                 order, identity = self._to_instance.get()
@@ -107,7 +158,7 @@ class Instance:
                 except Crashed:
                     self._to_explorer.put(Died())
                     return
-                except (redis.RedisError, OSError, ValueError, TypeError) as error:
-                    self._to_explorer.put(Finished(None, f"{type(error).__name__}: {error}"))
+                except Exception as error:  # the limiter's failure: an outcome, not the end
+                    self._to_explorer.put(Finished(None, described(error)))
                     continue
                 self._to_explorer.put(Finished(decision))

@@ -14,8 +14,9 @@ from harness.checkers import Verdict, check
 from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
 from harness.explorer.client import ScheduledRedis
 from harness.explorer.clocks import InstanceClock, VirtualTime, patched
-from harness.explorer.instance import Died, Event, Finished, Instance, Pending
+from harness.explorer.instance import Died, Event, Finished, Instance, Pending, ours
 from harness.explorer.keys import Expiry, text, touched
+from harness.explorer.keyspace import Keyspace
 from harness.history import Operation, Outcome
 from limiters import Decision, Limiter, Policy, resolve
 
@@ -27,6 +28,9 @@ class Setup:
     instances: int
     url: str
     judged_by: Policy | None = None  # what its history is judged by, if not ``policy``
+    # whether each schedule starts on a flushed database (a Redis the harness started, or
+    # --flush); if not, each run deletes the keys it made and no others (see keyspace)
+    flush: bool = True
 
     @property
     def judge(self) -> Policy:
@@ -53,6 +57,11 @@ class RunResult:
     ttls: dict[str, float]
     trace: list[Line]
     actions: list[Action] = field(default_factory=list)
+    # the checks that raised or answered what is not a decision, each "app-0 check(k): why"
+    errors: list[str] = field(default_factory=list)
+    decisions: int = 0  # the checks that answered a decision
+    # why the run is void, not to be judged: real time reached it (the server expired a key)
+    void: str = ""
 
 
 @dataclass
@@ -64,6 +73,7 @@ class _Slot:
     invoked: float = 0.0
     keys: list[str] = field(default_factory=list)
     pending: tuple[Any, ...] | None = None
+    sent: bool = False  # whether the request has sent a command to Redis yet
     busy: bool = False
     dead: bool = False
 
@@ -73,12 +83,14 @@ class Run:
 
     def __init__(self, setup: Setup, admin: redis.Redis) -> None:
         self.setup, self.admin = setup, admin
-        admin.flushall()
+        self.keyspace = Keyspace(admin, flush=setup.flush)
         self.time = VirtualTime()
         self.expiry = Expiry(admin)
         self.trace: list[Line] = []
         self.history: list[Operation] = []
         self.actions: list[Action] = []
+        self.errors: list[str] = []
+        self.decisions = 0
         build = resolve(setup.limiter)
         self.slots = [
             _Slot(Instance(f"app-{n}", InstanceClock(self.time), self._builder(build)))
@@ -88,10 +100,11 @@ class Run:
     def _builder(self, build: Callable[..., Limiter]) -> Callable[[Instance], Limiter]:
         def make(instance: Instance) -> Limiter:
             def log(command: tuple[Any, ...], reply: Any, sent: float) -> None:
-                self.expiry.after(touched(command), self.time.now, sent)
-                self.trace.append(
-                    Line(instance.name, _show(command), _show_reply(reply), instance.clock())
-                )
+                with ours():
+                    self.expiry.after(touched(command), self.time.now, sent)
+                    self.trace.append(
+                        Line(instance.name, _show(command), _show_reply(reply), instance.clock())
+                    )
 
             client = ScheduledRedis.connect(self.setup.url, instance.point, log)
             return build(client, self.setup.policy, clock=instance.clock, server_clock=self.time)
@@ -135,13 +148,15 @@ class Run:
         if slot.dead:
             return
         if slot.busy:
+            slot.sent = True
             event = slot.instance.go()
         else:
-            slot.busy, slot.identity, slot.invoked, slot.keys = (
+            slot.busy, slot.identity, slot.invoked, slot.keys, slot.sent = (
                 True,
                 step.identity,
                 self.time.now,
                 [],
+                False,
             )
             self.trace.append(
                 Line(slot.instance.name, f"check({step.identity})", "", slot.instance.clock())
@@ -165,12 +180,16 @@ class Run:
             return
         assert isinstance(event, Finished)
         if event.decision is None:
+            # it failed: known not to have counted if nothing of it reached Redis, else it may
+            # have (a write, then the exception)
+            failed = Outcome.UNKNOWN if slot.sent else Outcome.ERROR
             line = Line(name, f"check({slot.identity}) failed", event.error, self.time.now)
-            unknown = Outcome.UNKNOWN
+            self.errors.append(f"{name} check({slot.identity}): {event.error}")
             self.history.append(
-                Operation(name, slot.identity, slot.invoked, self.time.now, unknown)
+                Operation(name, slot.identity, slot.invoked, self.time.now, failed, None, keys)
             )
         else:
+            self.decisions += 1
             outcome = "allowed" if event.decision.allowed else "rejected"
             line = Line(name, f"check({slot.identity})", outcome, slot.instance.clock())
             self.history.append(
@@ -192,13 +211,16 @@ class Run:
             client = getattr(slot.instance.limiter, "client", None)
             if client is not None:
                 client.close()
+        ttls = self.keyspace.ours(self.expiry.snapshot(self.time.now))
+        expired = self.keyspace.close(ttls)
+        void = f"the server expired {expired} key(s) by real time" if expired else ""
         return RunResult(
-            self.history, self.expiry.snapshot(self.time.now), self.trace, self.actions
+            self.history, ttls, self.trace, self.actions, self.errors, self.decisions, void
         )
 
 
 def run_schedule(setup: Setup, actions: Iterable[Action]) -> tuple[RunResult, Verdict]:
-    """Run a fixed schedule on a flushed Redis, under virtual clocks, and judge its history."""
+    """Run a fixed schedule under virtual clocks, and judge its history."""
     admin = redis.Redis.from_url(setup.url)
     try:
         with patched():

@@ -11,6 +11,7 @@ import time
 import redis
 
 from harness.checkers import Verdict, check
+from harness.explorer.keyspace import Keyspace
 from harness.explorer.run import Setup, decided
 from harness.history import Operation, Outcome
 from limiters import resolve
@@ -20,7 +21,7 @@ MAX_REQUESTS = 20_000  # per thread, besides the time bound
 
 def stress(setup: Setup, seconds: float, threads: int = 4, identity: str = "user:1") -> Verdict:
     admin = redis.Redis.from_url(setup.url)
-    admin.flushall()
+    keyspace = Keyspace(admin, flush=setup.flush)
     build = resolve(setup.limiter)
     history: list[Operation] = []
     lock = threading.Lock()
@@ -53,6 +54,8 @@ def stress(setup: Setup, seconds: float, threads: int = 4, identity: str = "user
     for key in admin.scan_iter(count=1000):
         ttl = admin.pttl(key)
         ttls[key.decode()] = ttl / 1000 if ttl >= 0 else -1.0
+    ttls = keyspace.ours(ttls)
+    keyspace.close(ttls)
     admin.close()
     history.sort(key=lambda op: op.invoke)
     return check(history, setup.judge, ttls)

@@ -13,12 +13,15 @@ from dataclasses import dataclass
 from typing import Any
 
 from harness.checkers import Verdict
+from harness.errors import HarnessError
 from harness.explorer.actions import Action, from_json, to_json
 from harness.explorer.run import RunResult, Setup, run_schedule
 from limiters import Policy
 
+ATTEMPTS = 3
 
-class TraceError(ValueError):
+
+class TraceError(HarnessError):
     """A trace file that cannot be read."""
 
 
@@ -69,7 +72,12 @@ def load(path: str | os.PathLike[str]) -> SavedTrace:
         raise TraceError(f"{path}: not a trace file ({error})") from None
 
 
-def replay(saved: SavedTrace, url: str) -> tuple[RunResult, Verdict]:
-    """Run the saved actions again, on a flushed Redis, and judge the new history."""
-    setup = Setup(saved.limiter, saved.policy, saved.instances, url, saved.judged_by)
+def replay(saved: SavedTrace, url: str, *, flush: bool = True) -> tuple[RunResult, Verdict]:
+    """Run the saved actions again and judge the new history (``flush``: as ``Setup``'s). A
+    void run (real time reached it) is run again, up to ``ATTEMPTS`` times in all."""
+    setup = Setup(saved.limiter, saved.policy, saved.instances, url, saved.judged_by, flush)
+    for _ in range(ATTEMPTS - 1):
+        result, verdict = run_schedule(setup, saved.actions)
+        if not result.void:
+            return result, verdict
     return run_schedule(setup, saved.actions)

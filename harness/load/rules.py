@@ -32,6 +32,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
+from harness.errors import HarnessError
 from limiters import CATALOGUE, Policy, resolve
 
 OUTBOUND = "outbound"  # the rule name of the SMS provider's leaky bucket
@@ -44,7 +45,7 @@ def tier_of(api_key: str | None) -> str:
     return "pro" if api_key and api_key.startswith("pro-") else "free"
 
 
-class RulesError(ValueError):
+class RulesError(HarnessError):
     """A rules file that cannot be read, or a rule that makes no sense; says which and why."""
 
 

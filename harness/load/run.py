@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 import redis
 
+from harness.errors import HarnessError
 from harness.load.judge import LoadVerdict, judge
 from harness.load.rules import Rules
 from harness.load.serve import Fleet, Process, spawn, start_fleet
@@ -42,7 +43,7 @@ PROGRESS_EVERY = 5.0
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
 
-class LoadError(ValueError):
+class LoadError(HarnessError):
     """Bad input to ``load`` or ``serve``: one line saying what and why."""
 
 

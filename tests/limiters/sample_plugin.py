@@ -78,3 +78,7 @@ NOT_CALLABLE = 42
 
 def returns_nothing_callable(client: Any, policy: Any) -> int:
     return 7
+
+
+def raises_when_built(client: Any, policy: Any) -> Any:
+    raise KeyError("RATE_SERVICE_URL")

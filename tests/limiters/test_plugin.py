@@ -30,6 +30,10 @@ def test_rich_results_keep_their_fields() -> None:
         ("tests.limiters.sample_plugin:NOT_CALLABLE", "is not callable"),
         ("tests.limiters.sample_plugin:returns_nothing_callable", "not a callable check"),
         (":factory", "expected module:attribute"),
+        (
+            "tests.limiters.sample_plugin:raises_when_built",
+            r"raises_when_built\(client, policy\) raised KeyError: 'RATE_SERVICE_URL'",
+        ),
     ],
 )
 def test_bad_plugins_are_refused_with_a_reason(spec: str, message: str) -> None:

@@ -1,0 +1,39 @@
+"""The harness's own errors: bad input or an unusable environment, each said in one line."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+
+
+class HarnessError(Exception):
+    """What the CLI prints as ``error: <message>`` with exit code 2. Anything else reaching it
+    is a bug of the harness and keeps its traceback."""
+
+
+class BadArgument(HarnessError):
+    """A command-line value outside what the command accepts."""
+
+
+class LimiterError(HarnessError):
+    """The limiter under test never gave a decision: it raised, or answered what is not one.
+    The message is the first such answer, in one line."""
+
+
+class OutputError(HarnessError):
+    """A file the user asked for that cannot be written (no such directory, no permission)."""
+
+
+@contextlib.contextmanager
+def writing(path: str | os.PathLike[str]) -> Iterator[None]:
+    """Around writing ``path``: an OSError becomes an OutputError naming it."""
+    try:
+        yield
+    except OSError as error:
+        raise OutputError(f"cannot write {os.fspath(path)}: {error.strerror or error}") from None
+
+
+def described(error: BaseException) -> str:
+    """An exception in one line: its type and message."""
+    return f"{type(error).__name__}: {error}".replace("\r", " ").replace("\n", " ")
