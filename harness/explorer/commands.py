@@ -186,10 +186,12 @@ def race_test(args: argparse.Namespace) -> int:
     all_match = all(row.matches for row in rows)
     verdict = "all verdicts match the catalogue" if all_match else "MISMATCHES"
     print(f"\n{verdict}; traces in {out_dir}")
+    body = json.dumps({"all_match": all_match, "rows": [row.to_json() for row in rows]}, indent=1)
+    with writing(out_dir):
+        (out_dir / "race-test.json").write_text(body)  # the run directory holds its table too
     if args.json_out:
-        body = {"all_match": all_match, "rows": [row.to_json() for row in rows]}
         with writing(args.json_out):
-            Path(args.json_out).write_text(json.dumps(body, indent=1))
+            Path(args.json_out).write_text(body)
     return 0 if all_match else 1
 
 
