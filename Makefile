@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 LOCAL_REDIS_IMAGE := ratelimit-harness/redis:local
 
-.PHONY: venv race-test load test lint unit doctor redis-image clean
+.PHONY: venv race-test load report test lint unit doctor redis-image clean
 
 venv: $(VENV)/.installed
 
@@ -15,6 +15,9 @@ race-test: venv
 
 load: venv
 	$(PY) -m harness load --web $(LOAD_ARGS)
+
+report: venv
+	$(PY) -m harness report "$$(ls -td runs/*/ | head -1)"
 
 test: lint unit
 

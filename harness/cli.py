@@ -11,6 +11,7 @@ import signal
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import redis
@@ -114,6 +115,18 @@ def parser() -> argparse.ArgumentParser:
     campaign.set_defaults(run=explorer_command("race_test"))
 
     add_load_commands(commands)
+
+    report = commands.add_parser(
+        "report", help="summary.md, junit.xml, plots and report.html from a run's directory"
+    )
+    report.add_argument(
+        "runs",
+        nargs="+",
+        help="a run directory (load, race-test) or a saved race; several load runs of one "
+        "limiter: violations against instances",
+    )
+    report.add_argument("--out", help="where to write (default: the run directory)")
+    report.set_defaults(run=run_report)
     return top
 
 
@@ -191,6 +204,14 @@ def add_flush_option(command: argparse.ArgumentParser) -> None:
         help="erase a given Redis' database between schedules (without it, a database that "
         "is not empty is refused and only the keys the run made are removed)",
     )
+
+
+def run_report(args: argparse.Namespace) -> int:
+    from harness.report import write_report
+
+    written = write_report([Path(run) for run in args.runs], Path(args.out) if args.out else None)
+    print("\n".join(map(str, written)))
+    return 0
 
 
 def run_doctor(args: argparse.Namespace) -> int:

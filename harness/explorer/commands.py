@@ -18,6 +18,7 @@ from harness.explorer.run import Setup
 from harness.explorer.trace import load, render, save
 from harness.explorer.trace import replay as replay_saved
 from harness.provision import provision
+from harness.report import write_report
 from limiters import CATALOGUE, Policy, PolicyError, resolve
 
 RUNS = Path("runs")
@@ -192,6 +193,7 @@ def race_test(args: argparse.Namespace) -> int:
     if args.json_out:
         with writing(args.json_out):
             Path(args.json_out).write_text(body)
+    print(f"report: {write_report([out_dir])[-1]}")
     return 0 if all_match else 1
 
 

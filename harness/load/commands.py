@@ -20,6 +20,7 @@ from harness.load.run import (
 )
 from harness.load.summary import summary
 from harness.provision import RedisServer
+from harness.report import write_report
 
 MAX_INSTANCES, MAX_USERS, MAX_DURATION = 32, 10_000, 24 * 3600
 
@@ -54,6 +55,7 @@ def load(args: argparse.Namespace) -> int:
         run_dir, verdict = run_load(_system(rules, server, args), swarm)
     print(summary(verdict))
     print(f"run directory: {run_dir}")
+    print(f"report: {write_report([run_dir])[-1]}")
     if args.json_out:
         with open(args.json_out, "w", encoding="utf-8") as out:
             json.dump(verdict.to_json(), out, indent=1)

@@ -1,0 +1,32 @@
+"""``summary.md``: the headline and the verdict table, for a CI job summary or a PR comment."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from reports.tables import Report, Table
+
+_MARK = {"match": "✅ match", "MISMATCH": "❌ MISMATCH"}
+
+
+def write(path: Path, report: Report) -> Path:
+    lines = [f"## {report.title}", "", report.headline, "", *_table(report.table)]
+    if report.findings:
+        lines += ["", "<details><summary>Evidence: traces and witnesses</summary>", ""]
+        for finding in report.findings:
+            lines += [f"**{finding.title}**", "", "```", finding.body, "```", ""]
+        lines.append("</details>")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def _table(table: Table) -> list[str]:
+    return [
+        _line(table.headers),
+        _line(["---"] * len(table.headers)),
+        *(_line([_MARK.get(cell, cell) for cell in row]) for row in table.rows),
+    ]
+
+
+def _line(cells: list[str]) -> str:
+    return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"

@@ -1,0 +1,40 @@
+"""A policy string, ``kind:name=value,...``, and what it allows in a span of time."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Allowance:
+    """At most ``most`` admissions in ``span`` seconds; ``aligned`` when the spans are the
+    aligned windows (a fixed window), else any span of that length."""
+
+    span: float
+    most: float
+    aligned: bool
+
+
+def parse(spec: str) -> tuple[str, dict[str, float]]:
+    kind, _, rest = spec.partition(":")
+    params = {}
+    for part in filter(None, rest.split(",")):
+        name, _, value = part.partition("=")
+        params[name.strip()] = float(value)
+    return kind.strip(), params
+
+
+def allowance(spec: str) -> Allowance | None:
+    """Windows allow their limit per window; buckets ``capacity + rate x d`` in a span d (d = 1
+    s, or the time to refill the capacity when that is longer); the leaky bucket's departures
+    ``1 + rate x d``. None for a policy this does not know."""
+    kind, p = parse(spec)
+    if kind in ("fixed-window", "sliding-window", "sliding-counter") and "window" in p:
+        return Allowance(p["window"], p["limit"], aligned=kind != "sliding-window")
+    if kind in ("token-bucket", "gcra") and p.get("rate"):
+        span = max(1.0, p["capacity"] / p["rate"])
+        return Allowance(span, p["capacity"] + p["rate"] * span, aligned=False)
+    if kind == "leaky-bucket" and p.get("rate"):
+        span = max(1.0, 1 / p["rate"])
+        return Allowance(span, 1 + p["rate"] * span, aligned=False)
+    return None

@@ -1,0 +1,78 @@
+import re
+from pathlib import Path
+
+import pytest
+
+from reports import build, build_instances
+
+PNG = b"\x89PNG\r\n\x1a\n"
+
+
+@pytest.mark.parametrize("source", ["race_test_dir", "race_file", "load_dir"])
+def test_every_output_exists(source: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    written = build(request.getfixturevalue(source), out)
+    names = {p.name for p in written}
+    assert {"summary.md", "junit.xml", "report.html"} <= names
+    plots = [p for p in written if p.suffix == ".png"]
+    assert plots
+    for path in written:
+        assert path.parent == out
+        assert path.stat().st_size > 0
+    for plot in plots:
+        assert plot.read_bytes().startswith(PNG)
+
+
+def test_race_test_plots_every_trace(race_test_dir: Path, tmp_path: Path) -> None:
+    written = build(race_test_dir, tmp_path)
+    assert sorted(p.name for p in written if p.suffix == ".png") == [
+        "race-fixed-window-lua-over-admission.png",
+        "race-naive-get-set-over-admission.png",
+        "race-naive-get-set-wrongful-rejection.png",
+    ]
+
+
+def test_load_plots_admissions_and_latency(load_dir: Path, tmp_path: Path) -> None:
+    names = {p.name for p in build(load_dir, tmp_path)}
+    assert {"admissions-api.png", "latency.png"} <= names
+
+
+@pytest.mark.parametrize("source", ["race_test_dir", "race_file", "load_dir"])
+def test_html_is_self_contained(
+    source: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    written = build(request.getfixturevalue(source), tmp_path)
+    page = (tmp_path / "report.html").read_text()
+    assert not re.search(r"""(src|href)\s*=\s*["']?\s*(https?:)?//""", page, re.IGNORECASE)
+    assert "http://" not in page
+    assert "https://" not in page
+    assert "<script" not in page
+    images = re.findall(r'<img [^>]*src="([^"]*)"', page)
+    assert len(images) == len([p for p in written if p.suffix == ".png"])
+    assert all(src.startswith("data:image/png;base64,") for src in images)
+
+
+def test_html_shows_the_table_and_the_evidence(race_test_dir: Path, tmp_path: Path) -> None:
+    build(race_test_dir, tmp_path)
+    page = (tmp_path / "report.html").read_text()
+    assert "<table>" in page
+    assert "fixed-window-lua (boundary attack)" in page
+    assert "SET ratelimit:{user:1} 1 PX 10000 -&gt; True" in page  # a trace line, escaped
+
+
+def test_instances_plot(load_dir: Path, tmp_path: Path) -> None:
+    (written,) = build_instances([load_dir, load_dir], tmp_path)
+    assert written.name == "instances.png"
+    assert written.read_bytes().startswith(PNG)
+
+
+def test_an_unfinished_load_run_is_refused_in_one_line(load_dir: Path, tmp_path: Path) -> None:
+    (load_dir / "verdict.json").unlink()
+    with pytest.raises(ValueError, match=r"no verdict\.json"):
+        build(load_dir, tmp_path)
+
+
+def test_a_directory_without_a_run_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "notes.json").write_text("{}")
+    with pytest.raises(ValueError, match=r"neither race-test\.json nor a saved race"):
+        build(tmp_path, tmp_path / "out")
