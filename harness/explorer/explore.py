@@ -156,7 +156,7 @@ def explore(
     judge = _Judge(result, wanted, on_example, time.perf_counter(), admin)
     try:
         with patched():
-            if not _sweep(setup, admin, space.identities[0], judge):
+            if not _sweep(setup, admin, space, judge):
                 _search(admin, judge, space, max_examples=max_examples, seed=seed)
                 if result.found is not None:
                     _minimize(admin, judge)
@@ -166,9 +166,11 @@ def explore(
         result.seconds = time.perf_counter() - judge.started
 
 
-def _sweep(setup: Setup, admin: redis.Redis, identity: str, judge: _Judge) -> bool:
-    for family in families(setup.policy, identity, setup.instances):
+def _sweep(setup: Setup, admin: redis.Redis, space: Space, judge: _Judge) -> bool:
+    for family in families(setup.policy, space.identities[0], setup.instances):
         for preemption in family:
+            if preemption.crash and "crash" not in space.nemeses:
+                continue
             run = Run(setup, admin)
             try:
                 for action in preemption.head():

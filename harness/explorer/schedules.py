@@ -32,6 +32,7 @@ class Space:
     identities: tuple[str, ...] = ("user:1", "user:2")
     nemeses: tuple[str, ...] = ("advance", "crash", "skew")
     max_actions: int = 24
+    max_skew: float | None = None  # seconds: skews larger than this are not drawn
 
     @staticmethod
     def period(policy: Policy) -> float:
@@ -51,7 +52,9 @@ class Space:
 
     def skews(self, policy: Policy) -> list[float]:
         w = self.period(policy)
-        return [w, -w, w / 2, -w / 2]
+        return [
+            s for s in (w, -w, w / 2, -w / 2) if self.max_skew is None or abs(s) <= self.max_skew
+        ]
 
 
 def draw_swarm(data: st.DataObject, space: Space) -> Space:
@@ -61,7 +64,7 @@ def draw_swarm(data: st.DataObject, space: Space) -> Space:
     two identities share."""
     allowed = tuple(kind for kind in space.nemeses if data.draw(st.booleans()))
     keys = data.draw(st.integers(1, len(space.identities)))
-    return Space(space.identities[:keys], allowed, space.max_actions)
+    return Space(space.identities[:keys], allowed, space.max_actions, space.max_skew)
 
 
 def draw_actions(data: st.DataObject, run: Run, space: Space) -> list[Action]:

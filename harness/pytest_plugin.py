@@ -1,0 +1,192 @@
+"""The race explorer in a user's own test suite (registered as the ``ratelimit_harness`` pytest
+plugin through the ``pytest11`` entry point):
+
+    def test_my_limiter(race):
+        result = race("mymod:factory", "fixed-window:limit=1,window=10")
+        assert result.clean, result
+
+``race(limiter, policy, **options)`` explores with the engine behind ``python -m harness race``
+and returns a ``RaceResult``; ``redis_url`` is the Redis it races on (``$REDIS_URL``, else one
+the harness starts, once per session). The explorer is imported only when a test races.
+"""
+
+from __future__ import annotations
+
+import itertools
+import types
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+if TYPE_CHECKING:
+    from harness.explorer.explore import Exploration
+    from harness.explorer.schedules import Space
+    from harness.provision import RedisServer
+    from limiters import Policy
+
+# factory objects passed to ``race``, each under a name that ``limiters.resolve`` imports like
+# any ``module:attribute`` plug-in, so the explorer (and its instance threads) needs nothing new
+factories = types.SimpleNamespace()
+_numbers = itertools.count(1)
+
+
+@dataclass(frozen=True)
+class RaceResult:
+    """What a race found: ``flaws`` (the violation kinds of the shortest failing schedule; empty
+    when none was found), ``trace`` (that schedule as a numbered trace) and ``exploration``
+    (every figure of the search). Its repr is the trace, for ``assert result.clean, result``."""
+
+    limiter: str
+    policy: str
+    flaws: frozenset[str]
+    trace: str
+    exploration: Exploration
+
+    @property
+    def clean(self) -> bool:
+        return not self.flaws
+
+    def __repr__(self) -> str:
+        found = self.exploration
+        if self.clean:
+            return f"{self.limiter} with {self.policy}: no violation in {found.examples} schedules"
+        return f"{self.limiter} with {self.policy}: {', '.join(sorted(self.flaws))}\n{self.trace}"
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("race", "rate-limiter races (ratelimit-harness)")
+    group.addoption(
+        "--race-profile",
+        choices=("quick", "thorough"),
+        default="quick",
+        help="schedules per search: quick (300) or thorough (1000); a search for one flaw "
+        "may draw ten times as many, as race-test's do",
+    )
+    group.addoption("--race-seed", type=int, help="Hypothesis seed, for a reproducible search")
+
+
+@pytest.fixture(scope="session")
+def race_redis_server() -> Iterator[RedisServer]:
+    """The Redis races run on: ``$REDIS_URL`` (it must hold no keys; a race deletes only the
+    keys it made), else a container where Docker answers, else an embedded server (each race
+    flushes it); started once per session."""
+    from harness.provision import provision
+
+    with provision() as server:
+        yield server
+
+
+@pytest.fixture(scope="session")
+def redis_url(race_redis_server: RedisServer) -> str:
+    """The URL of the Redis races run on."""
+    return race_redis_server.url
+
+
+@pytest.fixture
+def race(race_redis_server: RedisServer, pytestconfig: pytest.Config) -> Callable[..., RaceResult]:
+    """``race(limiter, policy, *, instances=2, max_examples=None, seed=None, nemesis=None,
+    max_skew=None, flaw=None, judge_by=None)``: ``limiter`` is a catalogue name, a
+    ``module:attribute`` or a factory ``factory(client, policy)``; ``nemesis`` the faults a
+    schedule may draw (some of ``advance``, ``crash``, ``skew``; default all, ``()`` none);
+    ``max_skew`` the largest clock skew in seconds; ``flaw`` a violation kind to search for
+    (any, by default); ``judge_by`` a policy to judge by instead of ``policy``."""
+    profile = pytestconfig.getoption("race_profile")
+    seed = pytestconfig.getoption("race_seed")
+
+    def run(limiter: str | Callable[..., Any], policy: str, **options: Any) -> RaceResult:
+        options.setdefault("seed", seed)  # --race-seed, unless the test gives its own
+        return _race(race_redis_server, limiter, policy, profile=profile, **options)
+
+    return run
+
+
+def _race(
+    server: RedisServer,
+    limiter: str | Callable[..., Any],
+    policy: str,
+    *,
+    profile: str,
+    seed: int | None = None,
+    instances: int = 2,
+    max_examples: int | None = None,
+    nemesis: str | Iterable[str] | None = None,
+    max_skew: float | None = None,
+    flaw: str | None = None,
+    judge_by: str | None = None,
+) -> RaceResult:
+    from harness.errors import LimiterError
+    from harness.explorer.campaign import FLAW_BUDGET, PROFILES, shows
+    from harness.explorer.explore import explore
+    from harness.explorer.keyspace import claim
+    from harness.explorer.run import Setup
+    from harness.explorer.trace import render
+    from limiters import Policy, resolve
+
+    name, label = _named(limiter)
+    resolve(name)  # a bad name fails here, with the plug-in's own message
+    parsed = Policy.parse(policy)
+    budget = PROFILES[profile] * (FLAW_BUDGET if flaw else 1)
+    budget = budget if max_examples is None else max_examples
+    if not 1 <= budget <= 100_000 or not 1 <= instances <= 16:
+        raise ValueError("max_examples must be 1..100000 and instances 1..16, as race's flags")
+    judged_by = Policy.parse(judge_by) if judge_by else None
+    flush = claim(server, flush=False)
+    setup = Setup(name, parsed, instances, server.url, judged_by, flush)
+    found = explore(
+        setup,
+        wanted=shows(flaw) if flaw else (lambda verdict: not verdict.valid),
+        space=_space(parsed, nemesis, max_skew),
+        max_examples=budget,
+        seed=seed,
+    )
+    if found.errors and not found.decisions:
+        raise LimiterError(f"{label} never returned a decision; the first: {found.first_error}")
+    trace = "\n".join(render(found.found)) if found.found else ""
+    result = RaceResult(label, str(parsed), frozenset(found.kinds), trace, found)
+    print(repr(result))  # captured: pytest shows it whole when the test fails (asserts shorten it)
+    return result
+
+
+def _named(limiter: str | Callable[..., Any]) -> tuple[str, str]:
+    """The name the explorer resolves, and the one to show: a factory object is registered in
+    ``factories`` and named as a plug-in of this module."""
+    if isinstance(limiter, str):
+        return limiter, limiter
+    if not callable(limiter):
+        raise TypeError(f"race() takes a limiter name or a factory, not {limiter!r}")
+    attribute = f"factory_{next(_numbers)}"
+    setattr(factories, attribute, limiter)
+    label = getattr(limiter, "__name__", type(limiter).__name__)
+    return f"{__name__}:factories.{attribute}", label
+
+
+def _space(policy: Policy, nemesis: str | Iterable[str] | None, max_skew: float | None) -> Space:
+    """The explorer's schedule space for these options; an option it cannot honour raises."""
+    from harness.explorer.schedules import Space
+
+    default = Space()
+    faults = default.nemeses if nemesis is None else _names(nemesis)
+    unknown = set(faults) - set(default.nemeses)
+    if unknown:
+        known = ", ".join(default.nemeses)
+        raise ValueError(f"unknown nemesis {', '.join(sorted(unknown))}; known: {known}")
+    if max_skew is not None:
+        if max_skew < 0:
+            raise ValueError(f"max_skew must be 0 or more seconds, not {max_skew}")
+        if max_skew == 0:
+            faults = tuple(f for f in faults if f != "skew")
+        elif "skew" in faults and not Space(max_skew=max_skew).skews(policy):
+            sizes = ", ".join(f"{abs(s):g}" for s in default.skews(policy)[::2])
+            raise ValueError(
+                f"max_skew={max_skew:g}: the explorer draws clock skews of {sizes} s either way "
+                f"for {policy}, none within it; pass 0 (no skew) or at least the smallest"
+            )
+    return Space(nemeses=tuple(faults), max_skew=max_skew)
+
+
+def _names(nemesis: str | Iterable[str]) -> tuple[str, ...]:
+    if isinstance(nemesis, str):
+        return () if nemesis == "none" else tuple(n.strip() for n in nemesis.split(","))
+    return tuple(nemesis)

@@ -1,0 +1,35 @@
+"""The catalogue raced through the pytest plugin, with the engine behind ``make race-test``: one
+test per limiter and expected flaw (each search looks for that flaw and must find it, and
+nothing the catalogue does not expect), one ``clean`` test per correct limiter (no violation),
+and the boundary attack (fixed-window-lua judged by the sliding window of its limit). The
+budget is ``--race-profile``'s, as race-test's: quick unless told thorough."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import pytest
+
+from harness.explorer.campaign import Target, targets
+from harness.pytest_plugin import RaceResult
+
+pytestmark = pytest.mark.integration
+
+
+def _cases() -> list[object]:
+    cases: list[object] = []
+    for target in targets():
+        name = target.label.replace(" (boundary attack)", "-boundary-attack")
+        flaws = target.expected or (None,)
+        cases += [pytest.param(target, f, id=f"{name}-{f or 'clean'}") for f in flaws]
+    return cases
+
+
+@pytest.mark.parametrize(("target", "flaw"), _cases())
+def test_catalogue(race: Callable[..., RaceResult], target: Target, flaw: str | None) -> None:
+    result = race(target.limiter, target.policy, flaw=flaw, judge_by=target.judged_by)
+    if flaw is None:
+        assert result.clean, result
+    else:
+        assert flaw in result.flaws, result
+        assert result.flaws <= set(target.expected), result
