@@ -17,7 +17,7 @@ from bisect import bisect_left, bisect_right
 from harness.checkers.counting import Placeable
 from harness.checkers.placement import Findings
 from harness.checkers.rejections import wrongful
-from harness.checkers.timeline import Timeline, end, window_params
+from harness.checkers.timeline import Timeline, decided_by, end, window_params
 from harness.checkers.verdict import Witness
 from harness.history import Operation
 from limiters.policy import Policy
@@ -31,7 +31,8 @@ def over_admissions(line: Timeline, policy: Policy) -> Findings:
     )
     dropped: list[int] = []
     pending: list[tuple[int, int]] = []  # (last window, index)
-    position, current = 0, 0
+    # windows are numbered from the epoch, negative before it: start at the first one
+    position, current = 0, spans[0][0] if spans else 0
     while position < len(spans) or pending:
         if not pending:
             current = max(current, spans[position][0])
@@ -99,11 +100,11 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     placeable = Placeable(line.maybe)
 
     def most_used(op: Operation) -> float:
-        end = op.complete or op.invoke
+        last = decided_by(op)
         most = 0
-        for k in range(math.floor(op.invoke / window), math.floor(end / window) + 1):
-            if end < (k + 1) * window:
-                most = max(most, placeable.within(k * window, end))
+        for k in range(math.floor(op.invoke / window), math.floor(last / window) + 1):
+            if last < (k + 1) * window:
+                most = max(most, placeable.within(k * window, last))
             else:
                 most = max(most, placeable.within(k * window, (k + 1) * window, until_open=True))
         return most

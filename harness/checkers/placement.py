@@ -9,7 +9,10 @@ history valid. The search, segment by segment (a gap of the rule's horizon separ
 2. where both fail, a Hall witness: admissions whose intervals lie inside a span that cannot
    hold so many, under any placement;
 3. else, for a segment of at most ``EXACT_LIMIT`` admissions, an exhaustive search (EDF
-   dominance prunes it), which either finds a placement or proves there is none.
+   dominance prunes it), which either finds a placement or proves there is none;
+4. else, for a segment of at most ``WIDE_LIMIT``, a Hall witness over every span between an
+   invoke and a completion (the first scan ends at dropped admissions and looks back
+   ``SCAN_HORIZONS`` horizons only, which keeps it linear; this one is quadratic).
 
 A failure that none of these settles is reported as inconclusive, never as a violation.
 """
@@ -17,6 +20,7 @@ A failure that none of these settles is reported as inconclusive, never as a vio
 from __future__ import annotations
 
 import heapq
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -26,6 +30,7 @@ from harness.history import Operation
 
 SLACK = 1e-6  # seconds: float noise on epoch times; erring this way can only excuse
 EXACT_LIMIT = 40
+WIDE_LIMIT = 2_000
 SEARCH_BUDGET = 200_000
 SCAN_HORIZONS = 8  # how far back from a dropped admission a Hall witness is looked for
 
@@ -54,6 +59,12 @@ def check_placement(key: str, admitted: Sequence[Operation], rule: Rule, what: s
             if outcome is False:
                 detail = f"no placement of these {len(segment)} admissions keeps {what}"
                 findings.violations.append(Witness(key, _span(segment), segment, detail))
+                continue
+        if len(segment) <= WIDE_LIMIT:  # a Hall witness ending anywhere, of any length
+            ends = list(range(len(segment)))
+            witnesses = _hall_witnesses(key, segment, ends, rule, what, reach=math.inf)
+            if witnesses:
+                findings.violations += witnesses
                 continue
         detail = f"could not decide whether these {len(segment)} admissions keep {what}"
         findings.inconclusive.append(Witness(key, _span(segment), segment, detail, excess=0))
@@ -109,10 +120,17 @@ def _greedy(intervals: list[tuple[float, float]], rule: Rule) -> list[int]:
 
 
 def _hall_witnesses(
-    key: str, segment: list[Operation], drops: list[int], rule: Rule, what: str
+    key: str,
+    segment: list[Operation],
+    drops: list[int],
+    rule: Rule,
+    what: str,
+    *,
+    reach: float = SCAN_HORIZONS,
 ) -> list[Witness]:
-    """For each dropped admission: a span ending at its completion that holds, wholly inside
-    it, more admissions than the rule allows any span of that length."""
+    """For each dropped admission: a span ending at its completion, at most ``reach`` horizons
+    long, that holds, wholly inside it, more admissions than the rule allows any span of that
+    length."""
     by_start = sorted(segment, key=lambda op: op.invoke)
     found: dict[tuple[float, float], Witness] = {}
     for index in drops:
@@ -120,7 +138,7 @@ def _hall_witnesses(
         inside: list[Operation] = []
         for op in reversed([op for op in by_start if op.invoke <= last]):
             span = last - op.invoke
-            if span > SCAN_HORIZONS * rule.horizon:
+            if span > reach * rule.horizon:
                 break
             if _complete(op) <= last:
                 inside.append(op)

@@ -16,7 +16,7 @@ from typing import Any
 from harness.checkers import fixed_window
 from harness.checkers.counting import Placeable
 from harness.checkers.rejections import wrongful
-from harness.checkers.timeline import Timeline, window_params
+from harness.checkers.timeline import Timeline, decided_by, window_params
 from harness.checkers.verdict import Witness
 from harness.history import Operation, Outcome
 from limiters.policy import Policy
@@ -33,9 +33,9 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     placeable = Placeable(line.maybe)
 
     def most_used(op: Operation) -> float:
-        end = op.complete or op.invoke
-        instants = [op.invoke, *placeable.invoked_between(op.invoke, end)]
-        boundaries = range(math.floor(op.invoke / window) + 1, math.floor(end / window) + 1)
+        last = decided_by(op)
+        instants = [op.invoke, *placeable.invoked_between(op.invoke, last)]
+        boundaries = range(math.floor(op.invoke / window) + 1, math.floor(last / window) + 1)
         highest = 0.0
         for t in [*instants, *(k * window for k in boundaries)]:
             start = math.floor(t / window) * window
@@ -52,14 +52,15 @@ def accuracy(operations: Sequence[Operation], policy: Policy) -> dict[str, Any]:
     """Replay the same requests, at the midpoints of their intervals, through an exact sliding
     window log and count the decisions that differ (the chapter cites < 0.003%)."""
     limit, window = window_params(policy)
+    # a decided operation always completed (``complete or invoke`` would misread 0.0)
     decided = sorted(
         (op for op in operations if op.outcome in (Outcome.ALLOWED, Outcome.REJECTED)),
-        key=lambda op: op.invoke + (op.complete or op.invoke),
+        key=lambda op: op.invoke + (op.invoke if op.complete is None else op.complete),
     )
     logs: dict[str, deque[float]] = {}
     wrongly_allowed = wrongly_rejected = 0
     for op in decided:
-        instant = (op.invoke + (op.complete or op.invoke)) / 2
+        instant = (op.invoke + (op.invoke if op.complete is None else op.complete)) / 2
         log = logs.setdefault(op.key, deque())
         while log and log[0] <= instant - window:
             log.popleft()

@@ -6,7 +6,7 @@ from harness.checkers.counting import Placeable
 from harness.checkers.placement import Findings, check_placement
 from harness.checkers.rejections import wrongful
 from harness.checkers.rules import SlidingWindow
-from harness.checkers.timeline import Timeline, window_params
+from harness.checkers.timeline import Timeline, decided_by, window_params
 from harness.checkers.verdict import Witness
 from harness.history import Operation
 from limiters.policy import Policy
@@ -25,7 +25,7 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     placeable = Placeable(line.maybe)
 
     def most_used(op: Operation) -> float:
-        instants = [op.invoke, *placeable.invoked_between(op.invoke, op.complete or op.invoke)]
+        instants = [op.invoke, *placeable.invoked_between(op.invoke, decided_by(op))]
         return max(placeable.within(t - window, t, since_open=True) for t in instants)
 
     return wrongful(line, most_used, limit, "admissions in the window before it")

@@ -45,6 +45,13 @@ def end(op: Operation) -> float:
     return math.inf if op.complete is None else op.complete
 
 
+def decided_by(op: Operation) -> float:
+    """When a decided (allowed or rejected) operation completed. A history never leaves one
+    without a completion; an operation built without one is read as instantaneous. (Not
+    ``op.complete or op.invoke``: a completion at 0.0 is a completion.)"""
+    return op.invoke if op.complete is None else op.complete
+
+
 def window_params(policy: Policy) -> tuple[int, float]:
     """(limit, window) of a window policy."""
     if policy.limit is None or policy.window is None:

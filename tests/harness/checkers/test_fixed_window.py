@@ -86,3 +86,19 @@ def test_a_key_used_by_two_identities_is_a_collision() -> None:
     witness = verdict.violations[0].witnesses[0]
     assert witness.key == "rl:user123"
     assert "user:1, user:12" in witness.detail
+
+
+def test_windows_before_time_zero_count_like_any_other() -> None:
+    """Issue 11: windows are numbered from the epoch, negative before it."""
+    policy = Policy.parse("fixed-window:limit=2,window=3")
+    assert check(points(-1.25), policy).valid
+    assert check(points(-4, -3.5, -1.25, -0.5), policy).valid  # two in [-6, -3), two in [-3, 0)
+    verdict = check(points(-2.5, -1.25, -0.5, 1), policy)
+    assert kinds(verdict) == {"over-admission": 1}
+    assert verdict.violations[0].witnesses[0].span == (-3, 0)
+
+
+def test_a_rejection_completing_at_zero_is_judged_up_to_zero() -> None:
+    policy = Policy.parse("fixed-window:limit=1,window=1")
+    assert check([op(0.0), op(-0.25, 0.0, "rejected")], policy).valid  # at 0, window [0, 1) full
+    assert not check([op(0.0), op(-0.25, -0.1, "rejected")], policy).valid

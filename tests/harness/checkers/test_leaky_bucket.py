@@ -27,3 +27,18 @@ def test_a_rejection_with_room_in_the_queue_is_wrongful() -> None:
     assert [v.kind for v in verdict.violations] == ["wrongful-rejection"]
     full = [op(0.0, now=0.0), op(0.1, now=0.0), op(0.2, now=0.0), op(0.0, 0.01, "rejected")]
     assert check(full, POLICY).valid
+
+
+def test_an_allowed_call_that_never_said_when_it_was_queued_may_have_waited() -> None:
+    """Without its ``now``, it may have been accepted long before its departure."""
+    history = [op(0.3), op(0.4), op(0.0, 0.01, "rejected")]
+    assert check(history, POLICY).valid
+    assert not check([op(0.3, now=0.2), op(0.4, now=0.2), op(0.0, 0.01, "rejected")], POLICY).valid
+
+
+def test_calls_a_rate_apart_leave_the_queue_too_slowly() -> None:
+    # one place, one call a second: three accepted at 0 cannot all have left by 0.5
+    policy = Policy.parse("leaky-bucket:rate=1,capacity=1")
+    verdict = check([op(0, 2, now=0.0), op(0, 2, now=0.0), op(0, 2, now=0.0)], policy)
+    assert [(v.kind, v.count) for v in verdict.violations] == [("over-admission", 1)]
+    assert check([op(0, 2, now=0.0), op(1, 2, now=0.5), op(2, 3, now=1.5)], policy).valid

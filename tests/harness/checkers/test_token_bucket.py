@@ -37,3 +37,23 @@ def test_rejections_after_idling_are_wrongful_and_on_empty_are_not(policy: Polic
 def test_unknown_admissions_may_have_emptied_the_bucket(policy: Policy) -> None:
     history = [*points(0), op(0, None, "unknown"), op(0.2, 0.3, "rejected")]
     assert check(history, policy).valid
+
+
+def test_a_rejection_with_one_token_left_is_wrongful(policy: Policy) -> None:
+    """Issue 11: the bucket was full, one admission took a token, one was left to refuse."""
+    verdict = check([*points(1.0), op(1.0, 1.0, "rejected")], policy)
+    assert [v.kind for v in verdict.violations] == ["wrongful-rejection"]
+    assert check([*points(1.0, 1.0), op(1.0, 1.0, "rejected")], policy).valid
+
+
+def test_a_refill_to_exactly_one_token_is_not_told_from_a_hair_less(policy: Policy) -> None:
+    # emptied at 0, one token back at 1.0 exactly: within a microsecond of refusing rightly
+    assert check([*points(0, 0), op(1.0, 1.0, "rejected")], policy).valid
+    verdict = check([*points(0, 0), op(1.001, 1.001, "rejected")], policy)
+    assert [v.kind for v in verdict.violations] == ["wrongful-rejection"]
+
+
+def test_a_rejection_completing_at_zero_may_have_come_after_an_admission(policy: Policy) -> None:
+    empty = Policy(policy.kind, capacity=1, rate=1)
+    assert check([op(0.0), op(-0.25, 0.0, "rejected")], empty).valid
+    assert not check([op(0.0), op(-0.25, -0.1, "rejected")], empty).valid
