@@ -135,11 +135,31 @@ def running(system: System, command: str) -> Iterator[tuple[Path, str, Fleet]]:
             live.stop()
 
 
-def finish(system: System, run_dir: Path, tag: str, seconds: float) -> LoadVerdict:
-    """Judge a stopped run (the keys it left while its Redis still runs); save the verdict."""
+def finish(
+    system: System, run_dir: Path, tag: str, seconds: float, swarm: Swarm | None = None
+) -> LoadVerdict:
+    """Judge a stopped run (the keys it left while its Redis still runs); save the verdict,
+    with how the run was set up."""
     ttls = leftover_keys(system.server.url, system.cluster, tag, system.rules)
     verdict = judge(run_dir, system.rules, ttls, seconds)
-    (run_dir / "verdict.json").write_text(json.dumps(verdict.to_json(), indent=1))
+    setup = {
+        "instances": system.instances,
+        "redis": system.server.how,
+        "cluster": system.cluster,
+        "host": system.host,
+        "tag": tag,
+    }
+    if swarm is not None:
+        setup |= {
+            "locustfile": str(swarm.locustfile),
+            "users": swarm.users,
+            "spawn_rate": swarm.spawn_rate,
+            "duration": swarm.duration,
+            "processes": swarm.processes,
+            "constant_rate": swarm.constant_rate,
+        }
+    body = verdict.to_json() | {"setup": setup}
+    (run_dir / "verdict.json").write_text(json.dumps(body, indent=1))
     return verdict
 
 
@@ -148,7 +168,7 @@ def run_load(system: System, swarm: Swarm) -> tuple[Path, LoadVerdict]:
     began = time.time()
     with running(system, "load") as (run_dir, tag, fleet):
         _run_locust(swarm, fleet, system.rules, run_dir)
-    return run_dir, finish(system, run_dir, tag, time.time() - began)
+    return run_dir, finish(system, run_dir, tag, time.time() - began, swarm)
 
 
 def serve_until_stopped(system: System) -> tuple[Path, LoadVerdict]:

@@ -55,6 +55,7 @@ def test_a_swarm_exposes_broken_limiters_and_clears_a_correct_one(
     assert verdict.valid == (not expected)
     saved = json.loads((run_dir / "verdict.json").read_text())
     assert saved["valid"] == verdict.valid
+    assert (saved["setup"]["instances"], saved["setup"]["users"]) == (4, 30)
     assert (run_dir / "history" / "api.jsonl").stat().st_size > 0
     assert api.latency_ms["count"] == sum(api.client_outcomes.values()) > 0
 
