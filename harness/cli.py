@@ -110,6 +110,11 @@ def parser() -> argparse.ArgumentParser:
         default=1.0,
         help="per limiter, a naive threaded stress test for contrast (1; 0: off)",
     )
+    campaign.add_argument(
+        "--jobs",
+        type=int,
+        help="rows raced at once, each on a Redis of its own (default: every core)",
+    )
     add_redis_options(campaign)
     add_flush_option(campaign)
     campaign.set_defaults(run=explorer_command("race_test"))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -11,9 +12,10 @@ from pathlib import Path
 
 from harness import listing
 from harness.errors import BadArgument, LimiterError, writing
-from harness.explorer.campaign import PROFILES, RACE_POLICIES, Row, run_row, targets
+from harness.explorer.campaign import PROFILES, RACE_POLICIES, Row, Target, targets
 from harness.explorer.explore import CONFIRM, Exploration, explore
 from harness.explorer.keyspace import claim
+from harness.explorer.parallel import RowJob, run_rows, servers_for
 from harness.explorer.run import Setup
 from harness.explorer.trace import load, render, save
 from harness.explorer.trace import replay as replay_saved
@@ -161,28 +163,16 @@ def race_test(args: argparse.Namespace) -> int:
     budget = _budget(args)
     if not 0 <= args.stress_seconds <= 60:
         raise BadArgument("--stress-seconds must be 0..60")
+    jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
+    if not 1 <= jobs <= 64:
+        raise BadArgument("--jobs must be 1..64")
     out_dir = RUNS / time.strftime("race-test-%Y%m%d-%H%M%S")
-    rows: list[Row] = []
-    with provision(args.redis, args.redis_url) as server:
-        flush = claim(server, flush=args.flush)
+    with servers_for(jobs, args.redis, args.redis_url) as servers:
+        flush = claim(servers[0], flush=args.flush)
         with writing(out_dir):
             out_dir.mkdir(parents=True, exist_ok=True)
-        for target in targets():
-            row = run_row(
-                target,
-                url=server.url,
-                flush=flush,
-                instances=2,
-                max_examples=budget,
-                seed=args.seed,
-                out_dir=out_dir,
-                on_example=_progress(target.label),
-                stress_seconds=args.stress_seconds,
-            )
-            result = "ok" if row.matches else "MISMATCH"
-            line = f"{target.label}: {result} ({row.examples} schedules, {row.seconds:.1f} s)"
-            print(f"\r{line:<70}", file=sys.stderr)
-            rows.append(row)
+        job = RowJob(flush, budget, args.seed, out_dir, args.stress_seconds)
+        rows = run_rows(list(targets()), job, servers, _row_done, _progress)
     print(race_rows(rows))
     all_match = all(row.matches for row in rows)
     verdict = "all verdicts match the catalogue" if all_match else "MISMATCHES"
@@ -195,6 +185,12 @@ def race_test(args: argparse.Namespace) -> int:
             Path(args.json_out).write_text(body)
     print(f"report: {write_report([out_dir])[-1]}")
     return 0 if all_match else 1
+
+
+def _row_done(target: Target, row: Row) -> None:
+    result = "ok" if row.matches else "MISMATCH"
+    line = f"{target.label}: {result} ({row.examples} schedules, {row.seconds:.1f} s)"
+    print(f"\r{line:<70}", file=sys.stderr)
 
 
 def _default_path(limiter: str) -> Path:

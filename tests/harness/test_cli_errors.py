@@ -38,6 +38,7 @@ def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
         (["race", "--limiter", "gcra-lua", "--instances", "17"], "--instances must be 1..16"),
         (["race-test", "--stress-seconds", "61"], "--stress-seconds must be 0..60"),
         (["race-test", "--max-examples", "100001"], "--max-examples must be"),
+        (["race-test", "--jobs", "0"], "--jobs must be 1..64"),
         (["probe", "--limiter", "gcra-lua", "--requests", "0"], "--requests must be"),
         (["replay", "/nonexistent/trace.json"], "/nonexistent/trace.json: No such file"),
         (["race", "--limiter", "tests.limiters.sample_plugin:raises_when_built",

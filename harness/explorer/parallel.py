@@ -1,0 +1,100 @@
+"""race-test's rows on every core: one worker process per job, each racing on a Redis of its
+own, the rows handed back in catalogue order.
+
+The parent starts the servers (so it stops them, whatever becomes of the workers) and gives
+each worker one as it starts. A Redis the harness was given is one server: its rows run one
+after another, as they would in a single job.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import multiprocessing
+from collections.abc import Callable, Iterator
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.explorer.campaign import Row, Target, run_row
+from harness.explorer.explore import Exploration
+from harness.provision import RedisServer, provision
+
+_worker: dict[str, str] = {}  # "url": the Redis this worker process races on
+
+
+@dataclass(frozen=True)
+class RowJob:
+    """What every row of one race-test shares (the Redis excepted)."""
+
+    flush: bool
+    max_examples: int
+    seed: int | None
+    out_dir: Path
+    stress_seconds: float
+
+
+def run_rows(
+    targets: list[Target],
+    job: RowJob,
+    servers: list[RedisServer],
+    on_row: Callable[[Target, Row], None],
+    progress: Callable[[str], Callable[[Exploration], None]],
+) -> list[Row]:
+    """Every target's row, in order, on as many worker processes as there are servers (one:
+    in this process, with ``progress(label)`` told of every schedule)."""
+    if len(servers) == 1:
+        rows = []
+        for target in targets:
+            rows.append(_row(target, job, servers[0].url, progress(target.label)))
+            on_row(target, rows[-1])
+        return rows
+    urls: Any = multiprocessing.get_context("spawn").Queue()
+    for server in servers:
+        urls.put(server.url)
+    with ProcessPoolExecutor(
+        len(servers),
+        mp_context=multiprocessing.get_context("spawn"),
+        initializer=_take_server,
+        initargs=(urls,),
+    ) as pool:
+        futures = [pool.submit(_worker_row, target, job) for target in targets]
+        rows = []
+        for target, future in zip(targets, futures, strict=True):
+            rows.append(future.result())
+            on_row(target, rows[-1])
+        return rows
+
+
+@contextlib.contextmanager
+def servers_for(jobs: int, how: str | None, url: str | None) -> Iterator[list[RedisServer]]:
+    """``jobs`` servers the harness starts, or the one it was given (then one job)."""
+    with contextlib.ExitStack() as stack:
+        count = 1 if url else jobs
+        yield [stack.enter_context(provision(how, url)) for _ in range(count)]
+
+
+def _take_server(urls: Any) -> None:
+    _worker["url"] = urls.get()
+
+
+def _worker_row(target: Target, job: RowJob) -> Row:
+    return _row(target, job, _worker["url"], _quiet)
+
+
+def _row(target: Target, job: RowJob, url: str, on_example: Callable[[Exploration], None]) -> Row:
+    return run_row(
+        target,
+        url=url,
+        flush=job.flush,
+        instances=2,
+        max_examples=job.max_examples,
+        seed=job.seed,
+        out_dir=job.out_dir,
+        on_example=on_example,
+        stress_seconds=job.stress_seconds,
+    )
+
+
+def _quiet(found: Exploration) -> None:
+    return None

@@ -1,0 +1,36 @@
+"""race-test's rows on several worker processes, each with a Redis of its own."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from harness.explorer.campaign import Row, Target, targets
+from harness.explorer.parallel import RowJob, run_rows, servers_for
+
+pytestmark = pytest.mark.integration
+
+
+def test_rows_come_back_in_order_from_two_workers_each_on_its_own_redis(tmp_path: Path) -> None:
+    chosen = [t for t in targets() if t.label in ("naive-get-set", "fixed-window-lua")]
+    done: list[str] = []
+
+    def on_row(target: Target, row: Row) -> None:
+        done.append(target.label)
+
+    job = RowJob(True, 30, 1, tmp_path, 0.0)
+    with servers_for(2, "embedded", None) as servers:
+        assert len({server.url for server in servers}) == 2
+        rows = run_rows(chosen, job, servers, on_row, lambda label: lambda found: None)
+    assert [row.name for row in rows] == done == [t.label for t in chosen]
+    assert [row.matches for row in rows] == [True, True]
+    assert rows[0].found_flaws == {"over-admission", "wrongful-rejection"}
+
+
+def test_a_given_redis_is_one_server_whatever_the_jobs() -> None:
+    with (
+        servers_for(2, "embedded", None) as started,
+        servers_for(4, None, started[0].url) as given,
+    ):
+        assert [server.url for server in given] == [started[0].url]
