@@ -14,6 +14,7 @@ from harness.checkers import Verdict, check
 from harness.explorer.keyspace import Keyspace
 from harness.explorer.run import Setup, decided
 from harness.history import Operation, Outcome
+from harness.leftovers import key_ttls
 from limiters import resolve
 
 MAX_REQUESTS = 20_000  # per thread, besides the time bound
@@ -50,11 +51,7 @@ def stress(setup: Setup, seconds: float, threads: int = 4, identity: str = "user
         worker.start()
     for worker in workers:
         worker.join()
-    ttls = {}
-    for key in admin.scan_iter(count=1000):
-        ttl = admin.pttl(key)
-        ttls[key.decode()] = ttl / 1000 if ttl >= 0 else -1.0
-    ttls = keyspace.ours(ttls)
+    ttls = keyspace.ours(key_ttls(admin))
     keyspace.close(ttls)
     admin.close()
     history.sort(key=lambda op: op.invoke)

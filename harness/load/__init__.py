@@ -10,3 +10,5 @@ verdict of what both sides recorded.
   ``summary`` (after);
 - ``run`` and ``commands``: the ``load`` and ``serve`` commands.
 """
+
+ENV = "HARNESS_LOAD_"  # the prefix of the variables that carry a run's settings to its processes

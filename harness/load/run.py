@@ -32,6 +32,8 @@ from urllib.parse import urlsplit
 import redis
 
 from harness.errors import HarnessError
+from harness.leftovers import key_ttls
+from harness.load import ENV
 from harness.load.judge import LoadVerdict, judge
 from harness.load.rules import Rules
 from harness.load.serve import Fleet, Process, spawn, start_fleet
@@ -191,10 +193,10 @@ def _run_locust(swarm: Swarm, fleet: Fleet, rules: Rules, run_dir: Path) -> None
         *("-u", str(swarm.users), "-r", str(swarm.spawn_rate)),
     ]
     harness_options = {  # read by harness.load.swarm; Locust passes them on to its workers
-        "HARNESS_LOAD_RUN_DIR": str(run_dir),
-        "HARNESS_LOAD_TARGETS": ",".join(fleet.urls),
-        "HARNESS_LOAD_RULES": rules.to_json(),
-        "HARNESS_LOAD_CONSTANT_RATE": str(swarm.constant_rate),
+        f"{ENV}RUN_DIR": str(run_dir),
+        f"{ENV}TARGETS": ",".join(fleet.urls),
+        f"{ENV}RULES": rules.to_json(),
+        f"{ENV}CONSTANT_RATE": str(swarm.constant_rate),
     }
     if swarm.processes > 1:
         command += ["--processes", str(swarm.processes), "--master-bind-host", "127.0.0.1"]
@@ -271,17 +273,10 @@ def leftover_keys(url: str, cluster: bool, tag: str, rules: Rules) -> dict[str, 
     """Each rule's keys in Redis after the run, with their TTLs in seconds (-1: none). Only
     keys naming this run's tag: a Redis the harness was given is never read beyond them."""
     client: Any = redis.RedisCluster.from_url(url) if cluster else redis.Redis.from_url(url)
-    found: dict[str, dict[str, float]] = {}
     try:
-        for rule in rules.all:
-            keys = found.setdefault(rule.name, {})
-            for key in client.scan_iter(match=f"*{tag}:{rule.name}:*", count=1000):
-                ttl = client.pttl(key)
-                if ttl != -2:  # gone since the scan
-                    keys[key.decode()] = ttl / 1000 if ttl >= 0 else -1.0
+        return {rule.name: key_ttls(client, f"*{tag}:{rule.name}:*") for rule in rules.all}
     finally:
         client.close()
-    return found
 
 
 def live_judge(run_dir: Path) -> Process:

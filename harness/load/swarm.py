@@ -34,13 +34,13 @@ from locust.env import Environment
 from locust.runners import WorkerRunner
 
 from harness.history import Outcome
+from harness.load import ENV
 from harness.load.client_view import ClientView
 from harness.load.journals import Journals
 from harness.load.promises import Promise, PromiseLog
 from harness.load.rules import Rules, rules_from_json, tier_of
 from harness.load.truth import response_lies
 
-ENV = "HARNESS_LOAD_"
 OUTCOME_OF_STATUS = {200: Outcome.ALLOWED, 429: Outcome.REJECTED}
 
 
