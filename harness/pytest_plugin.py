@@ -72,9 +72,9 @@ def race_redis_server() -> Iterator[RedisServer]:
     """The Redis races run on: ``$REDIS_URL`` (it must hold no keys; a race deletes only the
     keys it made), else a container where Docker answers, else an embedded server (each race
     flushes it); started once per session."""
-    from harness.provision import provision
+    from harness.provision import provision_explorer
 
-    with provision() as server:
+    with provision_explorer() as server:
         yield server
 
 
@@ -133,7 +133,7 @@ def _race(
         raise ValueError("max_examples must be 1..100000 and instances 1..16, as race's flags")
     judged_by = Policy.parse(judge_by) if judge_by else None
     flush = claim(server, flush=False)
-    setup = Setup(name, parsed, instances, server.url, judged_by, flush)
+    setup = Setup(name, parsed, instances, server.url, judged_by, flush, server.clock_file)
     found = explore(
         setup,
         wanted=shows(flaw) if flaw else (lambda verdict: not verdict.valid),

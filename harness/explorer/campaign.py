@@ -107,6 +107,7 @@ def run_row(
     *,
     stress_seconds: float,
     url: str,
+    clock_file: str = "",
     flush: bool = True,
     instances: int,
     max_examples: int,
@@ -116,7 +117,8 @@ def run_row(
 ) -> Row:
     row = Row(target.label, target.judged_by or target.policy, target.expected)
     judged_by = Policy.parse(target.judged_by) if target.judged_by else None
-    setup = Setup(target.limiter, Policy.parse(target.policy), instances, url, judged_by, flush)
+    policy = Policy.parse(target.policy)
+    setup = Setup(target.limiter, policy, instances, url, judged_by, flush, clock_file)
     # a search for an expected flaw stops at its find: it may go on longer when the flaw is
     # hard to reach, at no cost when it is not; a correct limiter gets the plain budget
     searches = [shows(kind) for kind in target.expected] or [_invalid]
@@ -149,7 +151,8 @@ def run_row(
         path = out_dir / f"{target.limiter}-{'-'.join(sorted(found.kinds))}.json"
         save(path, setup, found.found, found.verdict)
         row.traces.append(os.fspath(path))
-        _, again = replay(load(path), url, flush=flush)  # the saved trace must break it again
+        # the saved trace must break it again
+        _, again = replay(load(path), url, flush=flush, clock_file=clock_file)
         if not found.kinds & again.kinds:
             row.replays_fail.append(os.fspath(path))
     row.seconds = time.perf_counter() - started

@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-START = 1_800_000_000.0  # virtual runs begin here: an aligned, recognisable instant
+from harness.provision.virtual_time import START  # virtual runs begin here
 
 
 class VirtualTime:

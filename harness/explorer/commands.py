@@ -19,7 +19,7 @@ from harness.explorer.parallel import RowJob, run_rows, servers_for
 from harness.explorer.run import Setup
 from harness.explorer.trace import load, render, save
 from harness.explorer.trace import replay as replay_saved
-from harness.provision import provision
+from harness.provision import provision_explorer
 from harness.report import write_report
 from limiters import CATALOGUE, Policy, PolicyError, resolve
 
@@ -56,9 +56,16 @@ def race(args: argparse.Namespace) -> int:
     if spec is None:
         raise PolicyError("--policy is required for a plugged-in limiter")
     policy = Policy.parse(spec)
-    with provision(args.redis, args.redis_url) as server:
+    with provision_explorer(args.redis, args.redis_url) as server:
         flush = claim(server, flush=args.flush)
-        setup = Setup(args.limiter, policy, args.instances, server.url, flush=flush)
+        setup = Setup(
+            args.limiter,
+            policy,
+            args.instances,
+            server.url,
+            flush=flush,
+            clock_file=server.clock_file,
+        )
         found = explore(
             setup,
             max_examples=budget,
@@ -147,8 +154,9 @@ def _doubts(found: Exploration) -> None:
 
 def replay(args: argparse.Namespace) -> int:
     saved = load(args.trace)
-    with provision(args.redis, args.redis_url) as server:
-        result, verdict = replay_saved(saved, server.url, flush=claim(server, flush=args.flush))
+    with provision_explorer(args.redis, args.redis_url) as server:
+        flush = claim(server, flush=args.flush)
+        result, verdict = replay_saved(saved, server.url, flush=flush, clock_file=server.clock_file)
     print("\n".join(render(result)))
     print()
     print(listing.verdict(verdict, witnesses=1))

@@ -28,9 +28,8 @@ from hypothesis.errors import Flaky, HypothesisException
 from harness.checkers import Verdict, check
 from harness.errors import described
 from harness.explorer.actions import Action
-from harness.explorer.clocks import patched
 from harness.explorer.minimize import minimize
-from harness.explorer.run import Run, RunResult, Setup, run_actions
+from harness.explorer.run import Run, RunResult, Setup, run_actions, scheduled
 from harness.explorer.schedules import Space, draw_actions, draw_offsets, draw_swarm
 from harness.explorer.sweep import families
 
@@ -155,7 +154,7 @@ def explore(
     admin = redis.Redis.from_url(setup.url)
     judge = _Judge(result, wanted, on_example, time.perf_counter(), admin)
     try:
-        with patched():
+        with scheduled():
             if not _sweep(setup, admin, space, judge):
                 _search(admin, judge, space, max_examples=max_examples, seed=seed)
                 if result.found is not None:

@@ -16,6 +16,7 @@ from typing import Any
 
 from harness.errors import HarnessError, described
 from harness.explorer.clocks import InstanceClock, reading
+from harness.explorer.wire import gated
 from limiters import Decision, Limiter
 
 TIMEOUT = 10.0  # seconds an instance may run between two points before the run is abandoned
@@ -85,10 +86,15 @@ class Instance:
     """Runs ``limiter.check(identity)`` calls one at a time when told, in its own thread."""
 
     def __init__(
-        self, name: str, clock: InstanceClock, build: Callable[[Instance], Limiter]
+        self,
+        name: str,
+        clock: InstanceClock,
+        build: Callable[[Instance], Limiter],
+        log: Callable[[Instance, tuple[Any, ...], Any, float], None],
     ) -> None:
         self.name = name
         self.clock = clock
+        self._log = log
         self._to_instance: queue.Queue[tuple[str, Any]] = queue.Queue()
         self._to_explorer: queue.Queue[Event | Broke] = queue.Queue()
         self.limiter = build(self)
@@ -137,6 +143,10 @@ class Instance:
         if order != "go":
             raise Crashed(self.name)
 
+    def log(self, command: tuple[Any, ...], reply: Any, sent: float) -> None:
+        """Called in the instance's thread once Redis answered ``command``."""
+        self._log(self, command, reply, sent)
+
     def _serve(self) -> None:
         try:
             self._loop()
@@ -146,7 +156,7 @@ class Instance:
             self._to_explorer.put(Broke(error))
 
     def _loop(self) -> None:
-        with reading(self.clock):
+        with reading(self.clock), gated(self):
             while True:
                 order, identity = self._to_instance.get()
                 if order != "check":

@@ -18,9 +18,9 @@ from typing import Any
 
 from harness.explorer.campaign import Row, Target, run_row
 from harness.explorer.explore import Exploration
-from harness.provision import RedisServer, provision
+from harness.provision import RedisServer, provision_explorer
 
-_worker: dict[str, str] = {}  # "url": the Redis this worker process races on
+_worker: dict[str, tuple[str, str]] = {}  # "url": the Redis this worker process races on
 
 
 @dataclass(frozen=True)
@@ -46,12 +46,12 @@ def run_rows(
     if len(servers) == 1:
         rows = []
         for target in targets:
-            rows.append(_row(target, job, servers[0].url, progress(target.label)))
+            rows.append(_row(target, job, _place(servers[0]), progress(target.label)))
             on_row(target, rows[-1])
         return rows
     urls: Any = multiprocessing.get_context("spawn").Queue()
     for server in servers:
-        urls.put(server.url)
+        urls.put(_place(server))
     with ProcessPoolExecutor(
         len(servers),
         mp_context=multiprocessing.get_context("spawn"),
@@ -71,21 +71,33 @@ def servers_for(jobs: int, how: str | None, url: str | None) -> Iterator[list[Re
     """``jobs`` servers the harness starts, or the one it was given (then one job)."""
     with contextlib.ExitStack() as stack:
         count = 1 if url else jobs
-        yield [stack.enter_context(provision(how, url)) for _ in range(count)]
+        yield [stack.enter_context(provision_explorer(how, url)) for _ in range(count)]
 
 
 def _take_server(urls: Any) -> None:
-    _worker["url"] = urls.get()
+    _worker["place"] = urls.get()
 
 
 def _worker_row(target: Target, job: RowJob) -> Row:
-    return _row(target, job, _worker["url"], _quiet)
+    return _row(target, job, _worker["place"], _quiet)
 
 
-def _row(target: Target, job: RowJob, url: str, on_example: Callable[[Exploration], None]) -> Row:
+def _place(server: RedisServer) -> tuple[str, str]:
+    """What a worker needs to know of its server: its URL and its clock file, if any."""
+    return server.url, server.clock_file
+
+
+def _row(
+    target: Target,
+    job: RowJob,
+    place: tuple[str, str],
+    on_example: Callable[[Exploration], None],
+) -> Row:
+    url, clock_file = place
     return run_row(
         target,
         url=url,
+        clock_file=clock_file,
         flush=job.flush,
         instances=2,
         max_examples=job.max_examples,

@@ -4,6 +4,7 @@ order, and what came of it: the history, the keys left behind, and a trace a per
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -11,13 +12,14 @@ from typing import Any
 import redis
 
 from harness.checkers import Verdict, check
+from harness.explorer import wire
 from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
-from harness.explorer.client import ScheduledRedis
 from harness.explorer.clocks import InstanceClock, VirtualTime, patched
 from harness.explorer.instance import Died, Event, Finished, Instance, Pending, ours
-from harness.explorer.keys import Expiry, text, touched
+from harness.explorer.keys import Expiry, server_ttls, text, touched
 from harness.explorer.keyspace import Keyspace
 from harness.history import Operation, Outcome
+from harness.provision.virtual_time import ServerClock
 from limiters import Decision, Limiter, Policy, resolve
 
 
@@ -31,6 +33,9 @@ class Setup:
     # whether each schedule starts on a flushed database (a Redis the harness started, or
     # --flush); if not, each run deletes the keys it made and no others (see keyspace)
     flush: bool = True
+    # the clock file of a server on virtual time (see provision.virtual_time); empty: the
+    # server keeps real time, and the explorer stretches TTLs instead (see keys.Expiry)
+    clock_file: str = ""
 
     @property
     def judge(self) -> Policy:
@@ -62,6 +67,7 @@ class RunResult:
     decisions: int = 0  # the checks that answered a decision
     # why the run is void, not to be judged: real time reached it (the server expired a key)
     void: str = ""
+    unscheduled: int = 0  # commands sent by threads the explorer does not schedule
 
 
 @dataclass
@@ -83,33 +89,48 @@ class Run:
 
     def __init__(self, setup: Setup, admin: redis.Redis) -> None:
         self.setup, self.admin = setup, admin
-        self.keyspace = Keyspace(admin, flush=setup.flush)
         self.time = VirtualTime()
-        self.expiry = Expiry(admin)
+        self.server = ServerClock(setup.clock_file, admin) if setup.clock_file else None
+        if self.server is not None:
+            self.server.set(self.time.now)
+        self.keyspace = Keyspace(admin, flush=setup.flush)
+        self.expiry = None if self.server else Expiry(admin)
+        self.unscheduled = 0
+        wire.unscheduled_to(self._unscheduled)
         self.trace: list[Line] = []
         self.history: list[Operation] = []
         self.actions: list[Action] = []
         self.errors: list[str] = []
         self.decisions = 0
         build = resolve(setup.limiter)
+        self.clients: list[redis.Redis] = []
         self.slots = [
-            _Slot(Instance(f"app-{n}", InstanceClock(self.time), self._builder(build)))
+            _Slot(Instance(f"app-{n}", InstanceClock(self.time), self._builder(build), self._log))
             for n in range(setup.instances)
         ]
 
     def _builder(self, build: Callable[..., Limiter]) -> Callable[[Instance], Limiter]:
         def make(instance: Instance) -> Limiter:
-            def log(command: tuple[Any, ...], reply: Any, sent: float) -> None:
-                with ours():
-                    self.expiry.after(touched(command), self.time.now, sent)
-                    self.trace.append(
-                        Line(instance.name, _show(command), _show_reply(reply), instance.clock())
-                    )
-
-            client = ScheduledRedis.connect(self.setup.url, instance.point, log)
+            client = redis.Redis.from_url(self.setup.url)
+            self.clients.append(client)
             return build(client, self.setup.policy, clock=instance.clock, server_clock=self.time)
 
         return make
+
+    def _log(self, instance: Instance, command: tuple[Any, ...], reply: Any, sent: float) -> None:
+        """In an instance's thread, right after Redis answered one of its commands."""
+        with ours(), wire.aside():
+            if self.expiry is not None:
+                self.expiry.after(touched(command), self.time.now, sent)
+            self.trace.append(
+                Line(instance.name, _show(command), _show_reply(reply), instance.clock())
+            )
+
+    def _unscheduled(self, thread: str, command: tuple[Any, ...], reply: Any) -> None:
+        """A command of a thread the limiter started: it ran when it came, not when chosen."""
+        self.unscheduled += 1
+        line = Line(thread, f"(unscheduled) {_show(command)}", _show_reply(reply), self.time.now)
+        self.trace.append(line)
 
     def enabled(self) -> Iterator[int]:
         """The instances that can take a step."""
@@ -129,7 +150,11 @@ class Run:
                 self._step(Step(action.instance, action.identity))
         elif isinstance(action, Advance):
             self.time.advance(action.seconds)
-            self.expiry.advance(self.time.now)
+            if self.server is not None:
+                self.server.set(self.time.now)
+            else:
+                assert self.expiry is not None
+                self.expiry.advance(self.time.now)
             self.trace.append(Line("-", f"time passes {action.seconds:g} s", "", self.time.now))
         elif isinstance(action, Crash):
             slot = self.slots[action.instance]
@@ -147,6 +172,8 @@ class Run:
         slot = self.slots[step.instance]
         if slot.dead:
             return
+        if self.server is not None:
+            self.server.settle()
         if slot.busy:
             slot.sent = True
             event = slot.instance.go()
@@ -211,19 +238,44 @@ class Run:
             client = getattr(slot.instance.limiter, "client", None)
             if client is not None:
                 client.close()
-        ttls = self.keyspace.ours(self.expiry.snapshot(self.time.now))
+        for client in self.clients:
+            client.close()
+        if self.expiry is not None:
+            ttls = self.keyspace.ours(self.expiry.snapshot(self.time.now))
+        else:
+            assert self.server is not None
+            self.server.settle()
+            ttls = self.keyspace.ours(server_ttls(self.admin))
         expired = self.keyspace.close(ttls)
-        void = f"the server expired {expired} key(s) by real time" if expired else ""
+        # on a server on virtual time, keys expire when virtual time says; else any expiry by
+        # the server itself came from real time
+        real = expired and self.expiry is not None
+        void = f"the server expired {expired} key(s) by real time" if real else ""
         return RunResult(
-            self.history, ttls, self.trace, self.actions, self.errors, self.decisions, void
+            self.history,
+            ttls,
+            self.trace,
+            self.actions,
+            self.errors,
+            self.decisions,
+            void,
+            self.unscheduled,
         )
+
+
+@contextlib.contextmanager
+def scheduled() -> Iterator[None]:
+    """What runs need around them: virtual clocks in the instances' threads, and every
+    command a limiter sends caught at its connection."""
+    with patched(), wire.intercepted():
+        yield
 
 
 def run_schedule(setup: Setup, actions: Iterable[Action]) -> tuple[RunResult, Verdict]:
     """Run a fixed schedule under virtual clocks, and judge its history."""
     admin = redis.Redis.from_url(setup.url)
     try:
-        with patched():
+        with scheduled():
             return run_actions(setup, admin, actions)
     finally:
         admin.close()
@@ -232,7 +284,7 @@ def run_schedule(setup: Setup, actions: Iterable[Action]) -> tuple[RunResult, Ve
 def run_actions(
     setup: Setup, admin: redis.Redis, actions: Iterable[Action]
 ) -> tuple[RunResult, Verdict]:
-    """``run_schedule`` for a caller that runs many, already under ``patched()``."""
+    """``run_schedule`` for a caller that runs many, already under ``scheduled()``."""
     run = Run(setup, admin)
     try:
         for action in actions:

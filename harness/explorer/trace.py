@@ -72,10 +72,14 @@ def load(path: str | os.PathLike[str]) -> SavedTrace:
         raise TraceError(f"{path}: not a trace file ({error})") from None
 
 
-def replay(saved: SavedTrace, url: str, *, flush: bool = True) -> tuple[RunResult, Verdict]:
-    """Run the saved actions again and judge the new history (``flush``: as ``Setup``'s). A
-    void run (real time reached it) is run again, up to ``ATTEMPTS`` times in all."""
-    setup = Setup(saved.limiter, saved.policy, saved.instances, url, saved.judged_by, flush)
+def replay(
+    saved: SavedTrace, url: str, *, flush: bool = True, clock_file: str = ""
+) -> tuple[RunResult, Verdict]:
+    """Run the saved actions again and judge the new history (``flush`` and ``clock_file``:
+    as ``Setup``'s). A void run (real time reached it) is run again, up to ``ATTEMPTS`` times
+    in all."""
+    policy, judged_by = saved.policy, saved.judged_by
+    setup = Setup(saved.limiter, policy, saved.instances, url, judged_by, flush, clock_file)
     for _ in range(ATTEMPTS - 1):
         result, verdict = run_schedule(setup, saved.actions)
         if not result.void:

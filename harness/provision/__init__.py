@@ -19,8 +19,16 @@ from harness.provision.base import RedisServer, Unavailable, ping
 from harness.provision.cluster import start_cluster
 from harness.provision.container import start_container
 from harness.provision.embedded import start_embedded
+from harness.provision.virtual_time import start_on_virtual_time
 
-__all__ = ["STARTERS", "RedisServer", "Unavailable", "provision", "provision_cluster"]
+__all__ = [
+    "STARTERS",
+    "RedisServer",
+    "Unavailable",
+    "provision",
+    "provision_cluster",
+    "provision_explorer",
+]
 
 STARTERS: dict[str, Callable[..., RedisServer]] = {
     "container": start_container,
@@ -36,6 +44,29 @@ def provision(how: str | None = None, url: str | None = None) -> RedisServer:
         ping(url)
         return RedisServer(url, "url", "given URL")
     return _start(how, lambda starter: starter())
+
+
+def provision_explorer(how: str | None = None, url: str | None = None) -> RedisServer:
+    """The server the race explorer runs on: one on virtual time (see ``virtual_time``) unless
+    a URL or a container is asked for, or libfaketime cannot be loaded here; then the server
+    keeps real time and the explorer stretches TTLs instead, which it says."""
+    url = url or os.environ.get("REDIS_URL")
+    how = how or os.environ.get("HARNESS_REDIS")
+    if not url and how != "container":
+        try:
+            server = start_on_virtual_time()
+        except Unavailable as why:
+            print(f"note: no server on virtual time ({why})", file=sys.stderr)
+        else:
+            _running.append(server)
+            return server
+    server = provision(how, url)
+    print(
+        f"note: the {server.how} Redis keeps real time: the explorer stretches the TTLs it sees "
+        "a thousandfold, and reads the TTLs of keys it did not see at the end",
+        file=sys.stderr,
+    )
+    return server
 
 
 def provision_cluster(how: str | None = None) -> RedisServer:

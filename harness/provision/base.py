@@ -20,10 +20,11 @@ class RedisServer:
     """A running Redis (or a cluster of them) and how to stop it. Stopping twice is harmless."""
 
     url: str
-    how: str  # "url", "container" or "embedded"
+    how: str  # "url", "container", "embedded" or "virtual-time"
     detail: str
     stop_callback: Callable[[], None] = field(repr=False, default=lambda: None)
     node_urls: tuple[str, ...] = ()  # a cluster's primaries; empty for a single server
+    clock_file: str = ""  # a virtual-time server's clock (see virtual_time); else empty
 
     def stop(self) -> None:
         stop, self.stop_callback = self.stop_callback, lambda: None

