@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 LOCAL_REDIS_IMAGE := ratelimit-harness/redis:local
 
-.PHONY: venv race-test load report test lint unit doctor redis-image clean
+.PHONY: venv race-test load report study test lint unit doctor redis-image clean
 
 venv: $(VENV)/.installed
 
@@ -18,6 +18,9 @@ load: venv
 
 report: venv
 	$(PY) -m harness report "$$(ls -td runs/*/ | head -1)"
+
+study: venv
+	$(PY) -m harness study $(STUDY_ARGS)
 
 test: lint unit
 

@@ -121,6 +121,8 @@ def parser() -> argparse.ArgumentParser:
 
     add_load_commands(commands)
 
+    add_study_command(commands)
+
     report = commands.add_parser(
         "report", help="summary.md, junit.xml, plots and report.html from a run's directory"
     )
@@ -133,6 +135,16 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--out", help="where to write (default: the run directory)")
     report.set_defaults(run=run_report)
     return top
+
+
+def add_study_command(commands: Any) -> None:
+    measured = commands.add_parser("study", help="the chapter's comparison table, measured")
+    measured.add_argument(
+        "--quick", action="store_true", help="small sizes, in seconds (for tests and CI)"
+    )
+    measured.add_argument("--seed", type=int, default=1, help="the workload's seed (default 1)")
+    add_redis_options(measured)
+    measured.set_defaults(run=run_study)
 
 
 def add_load_commands(commands: Any) -> None:
@@ -217,6 +229,12 @@ def run_report(args: argparse.Namespace) -> int:
     written = write_report([Path(run) for run in args.runs], Path(args.out) if args.out else None)
     print("\n".join(map(str, written)))
     return 0
+
+
+def run_study(args: argparse.Namespace) -> int:
+    from harness.study.command import run
+
+    return run(args)
 
 
 def run_doctor(args: argparse.Namespace) -> int:

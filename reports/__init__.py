@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reports import admissions, html, instances, junit, latency, markdown, swimlane, tables
+from reports import admissions, html, instances, junit, latency, markdown, study, swimlane, tables
 from reports.load import LoadRun, read_load
 from reports.race import RaceTest, Trace, read_race_test, read_trace
 
@@ -30,6 +30,8 @@ def build(source: Path, out: Path) -> list[Path]:
     """Write every report of ``source`` (a race-test or load run directory, or a race's trace
     file) into ``out``; return the files written, the page last."""
     out.mkdir(parents=True, exist_ok=True)
+    if (source / "study.json").is_file():
+        return study.build(source, out)
     run = read(source)
     if isinstance(run, Trace):
         return _race(run, out)

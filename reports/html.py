@@ -39,7 +39,8 @@ def write(path: Path, report: Report, plots: list[Path]) -> Path:
         parts.append("<h2>Plots</h2>")
         parts.extend(_image(p) for p in rest)
     if findings:
-        parts.append("<h2>Violations and their evidence</h2>")
+        heading = report.findings_title or "Violations and their evidence"
+        parts.append(f"<h2>{escape(heading)}</h2>")
     for finding in findings:
         parts.append(f"<section><h3>{escape(finding.title)}</h3>")
         if finding.image and finding.image in images:

@@ -12,7 +12,8 @@ _MARK = {"match": "✅ match", "MISMATCH": "❌ MISMATCH"}
 def write(path: Path, report: Report) -> Path:
     lines = [f"## {report.title}", "", report.headline, "", *_table(report.table)]
     if report.findings:
-        lines += ["", "<details><summary>Evidence: traces and witnesses</summary>", ""]
+        heading = report.findings_title or "Evidence: traces and witnesses"
+        lines += ["", f"<details><summary>{heading}</summary>", ""]
         for finding in report.findings:
             lines += [f"**{finding.title}**", "", "```", finding.body, "```", ""]
         lines.append("</details>")

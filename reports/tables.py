@@ -35,6 +35,7 @@ class Report:
     headline: str
     table: Table
     findings: list[Finding]
+    findings_title: str | None = None  # a heading for the findings other than violations'
 
 
 def race_test_headline(run: RaceTest) -> str:

@@ -1,0 +1,114 @@
+"""Cost per decision: round trips (counted on the client's connection), commands run on the
+server and the server's time (``INFO commandstats``, read before and after; reset first with
+``CONFIG RESETSTAT`` only on a Redis the harness started), and the latency the client saw.
+
+Two phases per limiter, on the server's own clock: *admitted*, identities that stay under their
+budget (half of it each, so every request passes the whole write path), and *refused*, one
+identity past its budget. The script is loaded before either is measured.
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections import Counter
+from typing import Any
+
+import redis
+
+from harness.study.progress import Progress
+from harness.study.space import Space
+from harness.study.subjects import LIMIT, SUBJECTS
+from limiters import Limiter
+
+CONTAINERS = {"acl", "client", "cluster", "command", "config", "function", "memory", "object"}
+CONTAINERS |= {"script", "slowlog", "latency", "module", "pubsub", "xinfo"}
+ADMIN = {"info", "config|resetstat"}  # what the study itself sends to read the statistics
+ROUND_TRIPS = "round trips"
+
+
+def command_name(args: tuple[Any, ...]) -> str:
+    """A command as ``INFO commandstats`` names it: ``evalsha``, ``script|load``."""
+    words = [a.decode() if isinstance(a, bytes) else str(a) for a in args[:2]]
+    first = words[0].lower()
+    return f"{first}|{words[1].lower()}" if first in CONTAINERS and len(words) > 1 else first
+
+
+def counting_client(url: str) -> tuple[redis.Redis, Counter[str]]:
+    """A client whose every round trip, and every command it sends by name, is counted."""
+    sent: Counter[str] = Counter()
+
+    class Counting(redis.Connection):
+        def send_command(self, *args: Any, **kwargs: Any) -> None:
+            sent[command_name(args)] += 1
+            super().send_command(*args, **kwargs)  # type: ignore[no-untyped-call]
+
+        def send_packed_command(self, command: Any, check_health: bool = True) -> None:
+            sent[ROUND_TRIPS] += 1
+            super().send_packed_command(command, check_health)  # type: ignore[no-untyped-call]
+
+    client = redis.Redis.from_url(url, connection_class=Counting)
+    client.ping()  # the handshake of a new connection is not the limiter's
+    return client, sent
+
+
+def command_stats(client: redis.Redis) -> dict[str, dict[str, int]]:
+    """Calls and microseconds per command, as ``INFO commandstats`` gives them."""
+    stats = client.info("commandstats")
+    return {
+        name.removeprefix("cmdstat_"): {"calls": int(v["calls"]), "usec": int(v["usec"])}
+        for name, v in stats.items()
+    }
+
+
+def measure(space: Space, decisions: int) -> dict[str, Any]:
+    rows = {}
+    with Progress("cost per decision", len(SUBJECTS) * 2 * decisions) as bar:
+        for subject in SUBJECTS:
+            client, sent = counting_client(space.url)
+            limiter = space.limiter(subject.limiter, subject.policy(), client)
+            limiter.check("cost-warm-up")  # loads the script
+            for _ in range(LIMIT):
+                limiter.check("cost-refused")  # spends its budget
+            share = LIMIT // 2
+            rows[subject.limiter] = {
+                "admitted": phase(
+                    space, limiter, sent, [f"cost-{i // share}" for i in range(decisions)], bar
+                ),
+                "refused": phase(space, limiter, sent, ["cost-refused"] * decisions, bar),
+            }
+            client.close()
+    return {"reset_stats": space.owned, "decisions": decisions, "limiters": rows}
+
+
+def phase(
+    space: Space, limiter: Limiter, sent: Counter[str], identities: list[str], bar: Progress
+) -> dict[str, Any]:
+    """The cost per decision of checking each of ``identities`` once, in turn."""
+    space.reset_stats()
+    before = command_stats(space.client)
+    sent.clear()
+    latencies, admitted = [], 0
+    for identity in identities:
+        began = time.perf_counter()
+        admitted += limiter.check(identity).allowed
+        latencies.append(time.perf_counter() - began)
+        bar.advance()
+    after = command_stats(space.client)
+    ran = {
+        name: {k: v[k] - before.get(name, {}).get(k, 0) for k in ("calls", "usec")}
+        for name, v in after.items()
+        if name not in ADMIN and v["calls"] > before.get(name, {}).get("calls", 0)
+    }
+    n = len(identities)
+    client_sent = {name: count for name, count in sent.items() if name != ROUND_TRIPS}
+    return {
+        "decisions": n,
+        "admitted": admitted,
+        "round_trips": sent[ROUND_TRIPS] / n,
+        "commands_sent": sum(client_sent.values()) / n,
+        "commands_run": sum(v["calls"] for v in ran.values()) / n,
+        "server_usec": sum(ran[name]["usec"] for name in client_sent if name in ran) / n,
+        "client_usec_p50": statistics.median(latencies) * 1e6,
+        "commands": {name: v["calls"] / n for name, v in sorted(ran.items())},
+    }

@@ -1,0 +1,67 @@
+"""The study's report: the chapter's table with the measured numbers beside its claims."""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+from pathlib import Path
+
+import pytest
+
+from reports import build
+
+STUDY = Path(__file__).parent / "study.json"  # a full study's result (embedded Redis 7.0)
+
+
+@pytest.fixture
+def study_dir(tmp_path: Path) -> Path:
+    run = tmp_path / "study-20261201-050826"
+    run.mkdir()
+    shutil.copy(STUDY, run / "study.json")
+    return run
+
+
+def test_the_summary_holds_the_table_beside_the_chapters_claims(study_dir: Path) -> None:
+    written = build(study_dir, study_dir)
+    assert [p.name for p in written] == ["summary.md", "memory.png", "report.html"]
+    rows = {
+        line.split(" | ")[1]: line
+        for line in (study_dir / "summary.md").read_text().splitlines()
+        if line.startswith("| ") and " | " in line[2:]
+    }
+    assert "| O(1) | 120 / 136 / 136 / 136 (flat: O(1)) |" in rows["fixed-window-lua"]
+    assert (
+        "| O(requests) | 152 / 536 / 5,224 / 133,984 (x881: O(requests)) |"
+        in rows["sliding-log-lua"]
+    )
+    assert "| 200 (100 + 100) |" in rows["fixed-window-lua"]
+    assert "4.977 % wrongly allowed, 4.598 % wrongly limited" in rows["sliding-counter-lua"]
+    assert "101 queued: 1 at once, the last waits 60.0 s" in rows["leaky-bucket"]
+
+
+def test_the_headline_says_what_was_measured_against_the_claim(study_dir: Path) -> None:
+    build(study_dir, study_dir)
+    summary = (study_dir / "summary.md").read_text()
+    assert "1,000,000 sliding-log entries took 133.7 MB as one sorted set" in summary
+    assert "against the chapter's ~40 MB" in summary
+    assert "Cloudflare: 0.003 % of 400 million requests from 270,000 sources" in summary
+
+
+def test_the_page_is_self_contained_with_the_table_and_the_plot(study_dir: Path) -> None:
+    build(study_dir, study_dir)
+    page = (study_dir / "report.html").read_text()
+    assert "<table>" in page
+    assert "sliding-counter-lua" in page
+    assert "How each number was measured" in page
+    assert "Violations" not in page
+    assert re.findall(r'<img [^>]*src="data:image/png;base64,', page)
+    assert "http://" not in page
+    assert "https://" not in page
+    assert (study_dir / "memory.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_what_is_not_a_study_is_refused(study_dir: Path) -> None:
+    (study_dir / "study.json").write_text(json.dumps({"kind": "load"}))
+    with pytest.raises(ValueError, match="not a study's result"):
+        build(study_dir, study_dir)
