@@ -22,9 +22,7 @@ import pytest
 
 if TYPE_CHECKING:
     from harness.explorer.explore import Exploration
-    from harness.explorer.schedules import Space
     from harness.provision import RedisServer
-    from limiters import Policy
 
 # factory objects passed to ``race``, each under a name that ``limiters.resolve`` imports like
 # any ``module:attribute`` plug-in, so the explorer (and its instance threads) needs nothing new
@@ -47,6 +45,11 @@ class RaceResult:
     @property
     def clean(self) -> bool:
         return not self.flaws
+
+    @property
+    def faults(self) -> frozenset[str]:
+        """The nemesis' faults the shortest failing schedule needs (empty: none)."""
+        return self.exploration.faults
 
     def __repr__(self) -> str:
         found = self.exploration
@@ -89,8 +92,9 @@ def race(race_redis_server: RedisServer, pytestconfig: pytest.Config) -> Callabl
     """``race(limiter, policy, *, instances=2, max_examples=None, seed=None, nemesis=None,
     max_skew=None, flaw=None, judge_by=None)``: ``limiter`` is a catalogue name, a
     ``module:attribute`` or a factory ``factory(client, policy)``; ``nemesis`` the faults a
-    schedule may draw (some of ``advance``, ``crash``, ``skew``; default all, ``()`` none);
-    ``max_skew`` the largest clock skew in seconds; ``flaw`` a violation kind to search for
+    schedule may draw (some of ``crash``, ``stall``, ``skew``; default all, ``"none"`` or
+    ``()`` none: interleavings and time passing between requests only); ``max_skew`` the
+    largest clock skew in seconds; ``flaw`` a violation kind to search for
     (any, by default); ``judge_by`` a policy to judge by instead of ``policy``."""
     profile = pytestconfig.getoption("race_profile")
     seed = pytestconfig.getoption("race_seed")
@@ -121,6 +125,7 @@ def _race(
     from harness.explorer.explore import explore
     from harness.explorer.keyspace import claim
     from harness.explorer.run import Setup
+    from harness.explorer.schedules import space_for
     from harness.explorer.trace import render
     from limiters import Policy, resolve
 
@@ -137,7 +142,7 @@ def _race(
     found = explore(
         setup,
         wanted=shows(flaw) if flaw else (lambda verdict: not verdict.valid),
-        space=_space(parsed, nemesis, max_skew),
+        space=space_for(nemesis, max_skew),
         max_examples=budget,
         seed=seed,
     )
@@ -160,33 +165,3 @@ def _named(limiter: str | Callable[..., Any]) -> tuple[str, str]:
     setattr(factories, attribute, limiter)
     label = getattr(limiter, "__name__", type(limiter).__name__)
     return f"{__name__}:factories.{attribute}", label
-
-
-def _space(policy: Policy, nemesis: str | Iterable[str] | None, max_skew: float | None) -> Space:
-    """The explorer's schedule space for these options; an option it cannot honour raises."""
-    from harness.explorer.schedules import Space
-
-    default = Space()
-    faults = default.nemeses if nemesis is None else _names(nemesis)
-    unknown = set(faults) - set(default.nemeses)
-    if unknown:
-        known = ", ".join(default.nemeses)
-        raise ValueError(f"unknown nemesis {', '.join(sorted(unknown))}; known: {known}")
-    if max_skew is not None:
-        if max_skew < 0:
-            raise ValueError(f"max_skew must be 0 or more seconds, not {max_skew}")
-        if max_skew == 0:
-            faults = tuple(f for f in faults if f != "skew")
-        elif "skew" in faults and not Space(max_skew=max_skew).skews(policy):
-            sizes = ", ".join(f"{abs(s):g}" for s in default.skews(policy)[::2])
-            raise ValueError(
-                f"max_skew={max_skew:g}: the explorer draws clock skews of {sizes} s either way "
-                f"for {policy}, none within it; pass 0 (no skew) or at least the smallest"
-            )
-    return Space(nemeses=tuple(faults), max_skew=max_skew)
-
-
-def _names(nemesis: str | Iterable[str]) -> tuple[str, ...]:
-    if isinstance(nemesis, str):
-        return () if nemesis == "none" else tuple(n.strip() for n in nemesis.split(","))
-    return tuple(nemesis)

@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from harness.checkers import Verdict
-from harness.explorer.actions import NEMESES
 from harness.explorer.explore import Exploration, explore
 from harness.explorer.run import Setup
 from harness.explorer.stress import stress
@@ -48,6 +47,7 @@ class Row:
     expected_flaws: tuple[str, ...]
     found_flaws: set[str] = field(default_factory=set)
     how: set[str] = field(default_factory=set)
+    faults: dict[str, list[str]] = field(default_factory=dict)  # per flaw: the faults it needs
     examples: int = 0
     seconds: float = 0.0
     trace_steps: int = 0  # the longest of the shortest traces, one per flaw found
@@ -70,6 +70,7 @@ class Row:
             "found_flaws": sorted(self.found_flaws),
             "matches": self.matches,
             "how": sorted(self.how),
+            "faults": self.faults,
             "examples": self.examples,
             "seconds": round(self.seconds, 3),
             "trace_steps": self.trace_steps,
@@ -131,8 +132,9 @@ def run_row(
         row.void += found.void
         if found.found is None or found.verdict is None:
             continue
-        how = {NEMESES[type(a)] for a in found.found.actions if type(a) in NEMESES}
-        how = how or {"interleaving"}
+        how = set(found.fault_labels)
+        for kind in sorted(found.kinds):
+            row.faults.setdefault(kind, found.fault_labels)
         row.searches.append(
             {
                 "found": sorted(found.kinds),

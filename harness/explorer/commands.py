@@ -218,7 +218,7 @@ def race_rows(rows: Iterable[Row]) -> str:
             "limiter",
             "expected flaws",
             "flaws found",
-            "how",
+            "faults each flaw needs",
             "examples",
             "seconds",
             "trace",
@@ -230,7 +230,7 @@ def race_rows(rows: Iterable[Row]) -> str:
                 r.name,
                 flaws(r.expected_flaws),
                 flaws(r.found_flaws),
-                ", ".join(sorted(r.how)) or "-",
+                _per_flaw(r.faults),
                 str(r.examples),
                 f"{r.seconds:.1f}",
                 str(r.trace_steps or "-"),
@@ -240,3 +240,7 @@ def race_rows(rows: Iterable[Row]) -> str:
             for r in rows
         ],
     )
+
+
+def _per_flaw(faults: dict[str, list[str]]) -> str:
+    return "; ".join(f"{kind}: {', '.join(needs)}" for kind, needs in sorted(faults.items())) or "-"

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import redis
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
@@ -28,9 +28,10 @@ from hypothesis.errors import Flaky, HypothesisException
 from harness.checkers import Verdict, check
 from harness.errors import described
 from harness.explorer.actions import Action
+from harness.explorer.faults import FAULTS, ClockSpread, labels
 from harness.explorer.minimize import minimize
 from harness.explorer.run import Run, RunResult, Setup, run_actions, scheduled
-from harness.explorer.schedules import Space, draw_actions, draw_offsets, draw_swarm
+from harness.explorer.schedules import Space, draw_actions, draw_opening, draw_swarm
 from harness.explorer.sweep import families
 
 # A find is re-run this many times before it counts: each must show it again. The schedule is
@@ -38,6 +39,9 @@ from harness.explorer.sweep import families
 # something outside the schedule (a thread descheduled while Redis counted a TTL down in real
 # time, say) and is reported as unconfirmed, not shrunk, and the search goes on.
 CONFIRM = 3
+# a fault is needed when a search without it, of NEED_SHARE of the budget but at most
+# NEED_MOST schedules, does not show the flaw (most flaws with no fault need fewer than 50)
+NEED_SHARE, NEED_MOST = 3, 60
 UNCONFIRMED_KEPT = 3  # unconfirmed finds kept for the report (the rest are only counted)
 
 
@@ -71,6 +75,28 @@ class Exploration:
     def trace_steps(self) -> int:
         return len(self.found.trace) if self.found else 0
 
+    @property
+    def faults(self) -> frozenset[str]:
+        """The nemesis' faults the shortest failing run needs (none: interleaving and time)."""
+        return self.found.faults if self.found else frozenset()
+
+    @property
+    def fault_labels(self) -> list[str]:
+        """The faults needed, as a report shows them: "none", or each with how much of it."""
+        shown = labels(sorted(self.faults))
+        if "skew" in self.faults:
+            shown = [
+                f"{s} ({self.clocks_apart:g} s apart)" if s == "clock skew" else s for s in shown
+            ]
+        return shown
+
+    @property
+    def clocks_apart(self) -> float:
+        """At most how far apart the instances' clocks were in the shortest failing run."""
+        if self.found is None:
+            return 0.0
+        return ClockSpread.of(self.found.actions, self.setup.instances).seconds
+
 
 class _Stop(BaseException):
     """Ends Hypothesis' search at once: on a find, or on an error (``error``) that ends the run.
@@ -92,6 +118,11 @@ class _Judge:
     on_example: Callable[[Exploration], None]
     started: float
     admin: redis.Redis
+    allowed: frozenset[str]  # the faults a find may use
+
+    def fails(self, outcome: RunResult, verdict: Verdict) -> bool:
+        """Whether a run shows what is wanted, with only the faults allowed."""
+        return not outcome.void and outcome.faults <= self.allowed and self.wanted(verdict)
 
     def __call__(self, outcome: RunResult, stage: str) -> bool:
         """Whether ``outcome`` is a find, confirmed; the first is recorded with its cost."""
@@ -104,6 +135,8 @@ class _Judge:
         self.on_example(result)
         if outcome.void:
             result.void += 1
+            return False
+        if not outcome.faults <= self.allowed:
             return False
         verdict = check(outcome.history, result.setup.judge, outcome.ttls)
         if not self.wanted(verdict):
@@ -129,7 +162,7 @@ class _Judge:
             again, verdict = run_actions(self.result.setup, self.admin, outcome.actions)
             if again.void:
                 continue
-            if not self.wanted(verdict):
+            if not self.fails(again, verdict):
                 return False
             shown += 1
             if shown == CONFIRM:
@@ -148,11 +181,55 @@ def explore(
 ) -> Exploration:
     """The sweep (on the first identity), then Hypothesis, each of whose schedules draws what
     it may use (``draw_swarm``): one in eight has none of the faults, for races between round
-    trips that need more than one preemption."""
+    trips that need more than one preemption.
+
+    A find's faults are then put to the test, one at a time: a shorter search without that
+    fault (see ``NEED_SHARE``) that shows the same flaw takes its place (with fewer
+    faults); one that finds nothing leaves the fault among those the flaw needs."""
     space = space or Space()
+    result = _explore(
+        setup, wanted, space, max_examples=max_examples, seed=seed, on_example=on_example
+    )
+    tested: set[str] = set()
+    while result.found is not None and result.verdict is not None:
+        untested = sorted(result.faults - tested)
+        if not untested:
+            break
+        fault, kinds = untested[0], result.kinds
+        tested.add(fault)
+        narrower = replace(space, nemeses=tuple(n for n in space.nemeses if n != fault))
+        again = _explore(
+            setup,
+            _same_flaw(wanted, kinds),
+            narrower,
+            max_examples=max(1, min(max_examples // NEED_SHARE, NEED_MOST)),
+            seed=seed,
+            on_example=on_example,
+        )
+        result.examples += again.examples
+        result.seconds += again.seconds
+        if again.found is not None:
+            result.found, result.verdict = again.found, again.verdict
+    return result
+
+
+def _same_flaw(wanted: Callable[[Verdict], bool], kinds: set[str]) -> Callable[[Verdict], bool]:
+    return lambda verdict: wanted(verdict) and bool(verdict.kinds & kinds)
+
+
+def _explore(
+    setup: Setup,
+    wanted: Callable[[Verdict], bool],
+    space: Space,
+    *,
+    max_examples: int,
+    seed: int | None,
+    on_example: Callable[[Exploration], None],
+) -> Exploration:
     result = Exploration(setup)
     admin = redis.Redis.from_url(setup.url)
-    judge = _Judge(result, wanted, on_example, time.perf_counter(), admin)
+    allowed = frozenset(space.nemeses)
+    judge = _Judge(result, wanted, on_example, time.perf_counter(), admin, allowed)
     try:
         with scheduled():
             if not _sweep(setup, admin, space, judge):
@@ -197,9 +274,10 @@ def _minimize(admin: redis.Redis, judge: _Judge) -> None:
         return run_actions(result.setup, admin, actions)
 
     def fails(outcome: tuple[RunResult, Verdict]) -> bool:
-        return not outcome[0].void and judge.wanted(outcome[1])
+        return judge.fails(*outcome)
 
-    shorter = minimize(result.found.actions, attempt, fails)
+    gentler = [FAULTS[name].gentler for name in sorted(judge.allowed)]
+    shorter = minimize(result.found.actions, attempt, fails, gentler)
     if shorter is not None:
         result.found, result.verdict = shorter
 
@@ -251,14 +329,16 @@ def _drawn(setup: Setup, admin: redis.Redis, space: Space, data: st.DataObject) 
     swarm = draw_swarm(data, space)
     run = Run(setup, admin)
     try:
-        for offset in draw_offsets(data, run, swarm):
-            run.apply(offset)
+        for opening in draw_opening(data, run, swarm):
+            run.apply(opening)
         for _ in range(data.draw(st.integers(1, space.max_actions))):
             actions = draw_actions(data, run, swarm)
             if not actions:
                 break
             for action in actions:
                 run.apply(action)
+        if "crash" not in space.nemeses:
+            run.complete()  # else the schedule's end would cut a request short: a crash
     finally:
         outcome = run.finish()
     return outcome

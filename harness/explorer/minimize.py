@@ -10,7 +10,8 @@ passing 10 s):
 - take out chunks of actions, halving the chunk down to single actions (delta debugging);
 - make two moves in a row of one instance one whole request;
 - fold one period of time passing into the one before or after it (0.01 s + 9.99 s is 10 s:
-  the moment that mattered is kept, one action fewer).
+  the moment that mattered is kept, one action fewer);
+- make each fault gentler, as the fault itself knows how (``faults``: a smaller clock skew).
 
 All are repeated until none changes anything: no instance and no single action can go, no
 two moves can be one request, no two periods of time passing can be one.
@@ -22,14 +23,17 @@ from collections.abc import Callable, Sequence
 from typing import Generic, TypeGuard, TypeVar
 
 from harness.explorer.actions import Action, Advance, Step, Through
+from harness.explorer.faults import Take
 
 Outcome = TypeVar("Outcome")  # what running a schedule gives: for the explorer, run and verdict
+Gentler = Callable[[list[Action], Take], bool]  # see faults.Fault.gentler
 
 
 def minimize(
     actions: Sequence[Action],
     attempt: Callable[[list[Action]], Outcome],
     fails: Callable[[Outcome], bool],
+    gentler: Sequence[Gentler] = (),
 ) -> Outcome | None:
     """The outcome of the shortest failing schedule these simplifications reach from
     ``actions``; None when ``actions`` itself does not fail again."""
@@ -37,7 +41,13 @@ def minimize(
     if not fails(first):
         return None
     shrinking = _Shrinking(list(actions), first, attempt, fails)
-    while shrinking.leave_out() | shrinking.remove() | shrinking.join() | shrinking.fold():
+    while (
+        shrinking.leave_out()
+        | shrinking.remove()
+        | shrinking.join()
+        | shrinking.fold()
+        | any([soften(shrinking.actions, shrinking.take) for soften in gentler])
+    ):
         pass
     return shrinking.best
 
@@ -106,7 +116,7 @@ class _Shrinking(Generic[Outcome]):
             if n + 1 >= len(passing):
                 return changed
             (first, a), (second, b) = passing[n], passing[n + 1]
-            both: list[Action] = [Advance(round(a.seconds + b.seconds, 6))]
+            both: list[Action] = [Advance(round(a.seconds + b.seconds, 3))]
             between, after = rest[first + 1 : second], rest[second + 1 :]
             if self.take(rest[:first] + between + both + after) or self.take(
                 rest[:first] + both + between + after

@@ -13,8 +13,9 @@ import redis
 
 from harness.checkers import Verdict, check
 from harness.explorer import wire
-from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
+from harness.explorer.actions import Action, Advance, Step, Through
 from harness.explorer.clocks import InstanceClock, VirtualTime, patched
+from harness.explorer.faults import STRIKES
 from harness.explorer.instance import Died, Event, Finished, Instance, Pending, ours
 from harness.explorer.keys import Expiry, server_ttls, text, touched
 from harness.explorer.keyspace import Keyspace
@@ -68,6 +69,7 @@ class RunResult:
     # why the run is void, not to be judged: real time reached it (the server expired a key)
     void: str = ""
     unscheduled: int = 0  # commands sent by threads the explorer does not schedule
+    faults: frozenset[str] = frozenset()  # the nemesis' faults the run used (faults.FAULTS)
 
 
 @dataclass
@@ -96,6 +98,7 @@ class Run:
         self.keyspace = Keyspace(admin, flush=setup.flush)
         self.expiry = None if self.server else Expiry(admin)
         self.unscheduled = 0
+        self.faults: set[str] = set()
         wire.unscheduled_to(self._unscheduled)
         self.trace: list[Line] = []
         self.history: list[Operation] = []
@@ -140,6 +143,16 @@ class Run:
         """Whether the instance is inside a request (between two of its round trips)."""
         return self.slots[instance].busy
 
+    def inside(self) -> bool:
+        """Whether any instance is inside a request: time passing now stalls it."""
+        return any(slot.busy and not slot.dead for slot in self.slots)
+
+    def complete(self) -> None:
+        """Let every instance inside a request finish it (a schedule without crashes)."""
+        for n, slot in enumerate(self.slots):
+            if slot.busy and not slot.dead:
+                self.apply(Through(n, slot.identity))
+
     def apply(self, action: Action) -> None:
         self.actions.append(action)
         if isinstance(action, Step):
@@ -149,6 +162,8 @@ class Run:
             while self.slots[action.instance].busy:
                 self._step(Step(action.instance, action.identity))
         elif isinstance(action, Advance):
+            if self.inside():
+                self.faults.add("stall")
             self.time.advance(action.seconds)
             if self.server is not None:
                 self.server.set(self.time.now)
@@ -156,17 +171,26 @@ class Run:
                 assert self.expiry is not None
                 self.expiry.advance(self.time.now)
             self.trace.append(Line("-", f"time passes {action.seconds:g} s", "", self.time.now))
-        elif isinstance(action, Crash):
-            slot = self.slots[action.instance]
-            self.trace.append(Line(slot.instance.name, "crashes", "", self.time.now))
-            if slot.busy:
-                self._record(slot, slot.instance.crash())
-            slot.dead = True
-        elif isinstance(action, Skew):
-            clock = self.slots[action.instance].instance.clock
-            clock.skew += action.seconds
-            line = f"clock jumps {action.seconds:+g} s (now {clock.skew:+g} s off)"
-            self.trace.append(Line(self.slots[action.instance].instance.name, line, "", clock()))
+        else:
+            STRIKES[type(action)].apply(self, action)
+
+    def crash(self, instance: int) -> None:
+        """The instance dies: the command it was about to send never reaches Redis."""
+        slot = self.slots[instance]
+        self.faults.add("crash")
+        self.trace.append(Line(slot.instance.name, "crashes", "", self.time.now))
+        if slot.busy:
+            self._record(slot, slot.instance.crash())
+        slot.dead = True
+
+    def jump(self, instance: int, seconds: float) -> None:
+        """The instance's clock jumps by ``seconds`` (and stays off by that much)."""
+        if seconds:
+            self.faults.add("skew")
+        clock = self.slots[instance].instance.clock
+        clock.skew += seconds
+        line = f"clock jumps {seconds:+g} s (now {clock.skew:+g} s off)"
+        self.trace.append(Line(self.slots[instance].instance.name, line, "", clock()))
 
     def _step(self, step: Step) -> None:
         slot = self.slots[step.instance]
@@ -232,6 +256,8 @@ class Run:
                 never = _show(slot.pending) if slot.pending else "its next command"
                 line = f"schedule ends: never sends {never}"
                 self.trace.append(Line(slot.instance.name, line, "", slot.instance.clock()))
+                if slot.sent:  # it has begun to change Redis and never comes back: a crash
+                    self.faults.add("crash")
                 self._record(slot, slot.instance.crash())
         for slot in self.slots:
             slot.instance.stop()
@@ -260,6 +286,7 @@ class Run:
             self.decisions,
             void,
             self.unscheduled,
+            frozenset(self.faults),
         )
 
 

@@ -9,20 +9,24 @@ next window boundary, half a window, a window, several (long idle); skews are of
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
+from harness.errors import BadArgument
+from harness.explorer.actions import Action, Advance, Step, Through
+from harness.explorer.faults import FAULTS
 from harness.explorer.run import Run
 from limiters import Policy
 
 HAIR = 0.01  # the smallest step of time: well above a deadline's uncertainty (keys.LATE)
-# how often each kind of action is drawn, relative to the others: single round trips are rare,
-# as the sweep has tried the interleavings with one preemption. Measured over 8 seeds (on one
-# identity), this took the slowest flaw (a sliding counter under clock skew) from a median of
-# 547 schedules to 108; the medians of the others moved by 10 schedules or less.
-WEIGHTS = {"step": 1, "through": 3, "later": 3, "stall": 2, "advance": 2, "crash": 1, "skew": 2}
+# how often each kind of move is drawn, relative to the others and to the faults' own weights
+# (faults.FAULTS): single round trips are rare, as the sweep has tried the interleavings with one
+# preemption. Measured over 8 seeds (on one identity), this took the slowest flaw (a sliding
+# counter under clock skew) from a median of 547 schedules to 108; the medians of the others
+# moved by 10 schedules or less.
+WEIGHTS = {"step": 1, "through": 3, "later": 3, "advance": 2}
 
 
 @dataclass(frozen=True)
@@ -30,7 +34,7 @@ class Space:
     """What a schedule may contain."""
 
     identities: tuple[str, ...] = ("user:1", "user:2")
-    nemeses: tuple[str, ...] = ("advance", "crash", "skew")
+    nemeses: tuple[str, ...] = tuple(FAULTS)  # the faults a schedule may use (faults.FAULTS)
     max_actions: int = 24
     max_skew: float | None = None  # seconds: skews larger than this are not drawn
 
@@ -50,11 +54,39 @@ class Space:
         near = [boundary - HAIR, boundary, boundary + HAIR] if boundary > HAIR else [boundary]
         return [HAIR, *near, 3 * w]
 
+    def draw_advance(self, data: st.DataObject, run: Run) -> Advance:
+        """Time passing by one of ``advances``, to the millisecond (the server's resolution)."""
+        amounts = self.advances(run.setup.policy, run.time.now)
+        return Advance(round(data.draw(st.sampled_from(amounts)), 3))
+
     def skews(self, policy: Policy) -> list[float]:
+        """A window and half a window either way; with ``max_skew`` below those, that bound
+        either way instead."""
         w = self.period(policy)
-        return [
-            s for s in (w, -w, w / 2, -w / 2) if self.max_skew is None or abs(s) <= self.max_skew
-        ]
+        bound = math.inf if self.max_skew is None else self.max_skew
+        sizes = {min(w, bound), min(w / 2, bound)}
+        return [sign * size for size in sorted(sizes, reverse=True) if size > 0 for sign in (1, -1)]
+
+
+def space_for(nemesis: str | Iterable[str] | None, max_skew: float | None) -> Space:
+    """The schedule space for ``--nemesis`` (``none``, or some of ``FAULTS`` by comma; None:
+    all) and ``--max-skew`` (seconds; 0: no skew); BadArgument for what it cannot honour."""
+    if isinstance(nemesis, str):
+        names = () if nemesis == "none" else tuple(n.strip() for n in nemesis.split(","))
+    else:
+        names = tuple(FAULTS) if nemesis is None else tuple(nemesis)
+    unknown = sorted(set(names) - set(FAULTS))
+    if unknown:
+        known = ", ".join(FAULTS)
+        raise BadArgument(
+            f"unknown nemesis {', '.join(unknown)}; known: none, or some of {known} "
+            "(time passing between requests is always drawn)"
+        )
+    if max_skew is not None and not (max_skew >= 0 and math.isfinite(max_skew)):
+        raise BadArgument(f"--max-skew must be 0 or more seconds, not {max_skew}")
+    if max_skew == 0:
+        names = tuple(name for name in names if name != "skew")
+    return Space(nemeses=tuple(dict.fromkeys(names)), max_skew=max_skew)
 
 
 def draw_swarm(data: st.DataObject, space: Space) -> Space:
@@ -67,49 +99,29 @@ def draw_swarm(data: st.DataObject, space: Space) -> Space:
     return Space(space.identities[:keys], allowed, space.max_actions, space.max_skew)
 
 
+def draw_opening(data: st.DataObject, run: Run, space: Space) -> list[Action]:
+    """What the schedule's faults do before its first action (clocks already apart)."""
+    return [action for name in space.nemeses for action in FAULTS[name].opening(data, run, space)]
+
+
 def draw_actions(data: st.DataObject, run: Run, space: Space) -> list[Action]:
-    """The next action, or two: "later" is time passing, then a whole request; "stall" is one
-    round trip, then time passing while the instance is between two commands (the pairs that
-    time-dependent flaws are made of, drawn as one). Nothing when no instance can go on."""
+    """The next action, or two: "later" is time passing, then a whole request; a fault may
+    draw more than one (see faults). Time passes while an instance is inside a request only if
+    the schedule may stall. Nothing when no instance can go on."""
     enabled = list(run.enabled())
     if not enabled:
         return []
-    timed = ["later", "stall"] if "advance" in space.nemeses else []
+    timed = ["later", "advance"] if "stall" in space.nemeses or not run.inside() else []
+    weights = {**WEIGHTS, **{name: FAULTS[name].weight for name in space.nemeses}}
     kinds = ["step", "through", *timed, *space.nemeses]
-    kind = data.draw(st.sampled_from([k for k in kinds for _ in range(WEIGHTS[k])]))
-    if kind in ("crash", "skew"):
-        return [_fault(data, run, space, kind, enabled)]
-    passing: list[Action] = []
-    if kind in ("advance", "later", "stall"):
-        amounts = space.advances(run.setup.policy, run.time.now)
-        passing = [Advance(round(data.draw(st.sampled_from(amounts)), 6))]
-        if kind == "advance":
-            return passing
+    kind = data.draw(st.sampled_from([k for k in kinds for _ in range(weights[k])]))
+    if kind in FAULTS:
+        return FAULTS[kind].draw(data, run, space, enabled)
+    if kind == "advance":
+        return [space.draw_advance(data, run)]
+    passing = [space.draw_advance(data, run)] if kind == "later" else []
     instance = data.draw(st.sampled_from(enabled))
     identity = data.draw(st.sampled_from(space.identities))
-    step: Action = Step(instance, identity)
-    whole: Action = Through(instance, identity)
-    compose: dict[str, list[Action]] = {
-        "step": [step],
-        "through": [whole],
-        "later": [*passing, whole],
-        "stall": [step, *passing],
-    }
-    return compose[kind]
-
-
-def draw_offsets(data: st.DataObject, run: Run, space: Space) -> list[Skew]:
-    """Where each instance's clock stands when the schedule begins: machines' clocks are
-    apart before anything happens, not only after a jump (none when skews are not drawn)."""
-    if "skew" not in space.nemeses:
-        return []
-    offsets = [0.0, *space.skews(run.setup.policy)]
-    drawn = [(n, data.draw(st.sampled_from(offsets))) for n in range(len(run.slots))]
-    return [Skew(n, seconds) for n, seconds in drawn if seconds]
-
-
-def _fault(data: st.DataObject, run: Run, space: Space, kind: str, enabled: list[int]) -> Action:
-    instance = data.draw(st.sampled_from(enabled))
-    if kind == "crash":
-        return Crash(instance)
-    return Skew(instance, data.draw(st.sampled_from(space.skews(run.setup.policy))))
+    if kind == "step":
+        return [Step(instance, identity)]
+    return [*passing, Through(instance, identity)]
