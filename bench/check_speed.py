@@ -31,8 +31,11 @@ def build(policy: Policy, operations: int, keys: int, seed: int) -> list[Operati
         t += rng.expovariate(2000)
         key = f"user:{rng.randrange(keys)}"
         before, after = rng.uniform(0.0001, 0.0015), rng.uniform(0.0001, 0.0015)
-        outcome = Outcome.ALLOWED if model.check(key).allowed else Outcome.REJECTED
-        history.append(Operation(f"app-{number % 8}", key, t - before, t + after, outcome, t))
+        decision = model.check(key)
+        outcome = Outcome.ALLOWED if decision.allowed else Outcome.REJECTED
+        # a leaky bucket's allowed operation is its departure, ``delay`` after its acceptance
+        at = t + (decision.delay or 0.0) if decision.allowed else t
+        history.append(Operation(f"app-{number % 8}", key, at - before, at + after, outcome, t))
     history.sort(key=lambda op: op.invoke)
     return history
 
