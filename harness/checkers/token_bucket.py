@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
 
@@ -63,8 +64,7 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     t = np.array([op.invoke - origin - SLACK for op in line.rejected])
     since = rate * t - np.searchsorted(end_array, t, "left")
     completed = np.searchsorted(end_array, t, "right")
-    best = np.array(best_since)[np.maximum(completed - 1, 0)]
-    since = np.where(completed > 0, np.maximum(since, best), since)
+    since = np.maximum(since, np.array([-math.inf, *best_since])[completed])
     at_least = np.searchsorted(start_array, t, "right") - rate * t + since - SLACK * rate
 
     # the widening lifts a refilled span's count by 2 * SLACK * rate; half of it absorbs the
