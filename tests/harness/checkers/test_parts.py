@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from harness.checkers import PARTS, Part, check
-from harness.checkers.parts import Evidence, Findings
+from harness.checkers.parts import Evidence
+from harness.checkers.placement import Findings
 from harness.checkers.verdict import Witness
 from limiters.policy import KINDS, Policy
 from tests.harness.checkers.factory import points
