@@ -16,6 +16,7 @@ import functools
 import json
 import math
 import os
+import typing
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -46,19 +47,19 @@ def iter_history(path: str | os.PathLike[str]) -> Iterator[Operation]:
         yield from batch
 
 
-class _Line(msgspec.Struct, forbid_unknown_fields=True, gc=False):
-    """A line as nearly every line is; msgspec decodes it straight from the bytes, typed (its
-    floats are always finite: a number out of range is an error)."""
-
-    process: str
-    key: str
-    invoke: float
-    complete: float | None
-    outcome: Outcome
-    now: float | None = None
-    keys: tuple[str, ...] = ()
-
-
+# a line as nearly every line is: Operation's fields, typed, for msgspec to decode straight from
+# the bytes (its floats are always finite: a number out of range is an error)
+_Line = msgspec.defstruct(
+    "_Line",
+    [
+        (name, kind, Operation._field_defaults[name])
+        if name in Operation._field_defaults
+        else (name, kind)
+        for name, kind in typing.get_type_hints(Operation).items()
+    ],
+    forbid_unknown_fields=True,
+    gc=False,
+)
 _decode_line = msgspec.json.Decoder(_Line).decode
 _operation_of = functools.partial(tuple.__new__, Operation)
 
