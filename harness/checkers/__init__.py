@@ -9,7 +9,7 @@ over-admission, always counted when judging a rejection.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from harness.checkers import (
     fixed_window,
@@ -19,27 +19,31 @@ from harness.checkers import (
     token_bucket,
 )
 from harness.checkers.metrics import describe
+from harness.checkers.parts import Evidence, Part, each_key
 from harness.checkers.placement import Findings
 from harness.checkers.state import collisions, immortal_keys
-from harness.checkers.timeline import Timeline, by_key
 from harness.checkers.verdict import Verdict, Violation, Witness
 from harness.history import Operation
-from limiters.policy import Policy
+from limiters.policy import Policy, PolicyError
 
-__all__ = ["Verdict", "Violation", "Witness", "check"]
+__all__ = ["PARTS", "Part", "Verdict", "Violation", "Witness", "check"]
 
-OverAdmissions = Callable[[Timeline, Policy], Findings]
-WrongfulRejections = Callable[[Timeline, Policy], list[Witness]]
+WINDOWS, BUCKETS = ("fixed-window", "sliding-counter"), ("token-bucket", "gcra")
 
-# kind -> (over-admission check, wrongful-rejection check)
-CHECKS: dict[str, tuple[OverAdmissions, WrongfulRejections]] = {
-    "fixed-window": (fixed_window.over_admissions, fixed_window.wrongful_rejections),
-    "sliding-window": (sliding_window.over_admissions, sliding_window.wrongful_rejections),
-    "sliding-counter": (sliding_counter.over_admissions, sliding_counter.wrongful_rejections),
-    "token-bucket": (token_bucket.over_admissions, token_bucket.wrongful_rejections),
-    "gcra": (token_bucket.over_admissions, token_bucket.wrongful_rejections),
-    "leaky-bucket": (leaky_bucket.over_admissions, leaky_bucket.wrongful_rejections),
-}
+# every kind of violation, in the order a verdict lists them
+PARTS: tuple[Part, ...] = (
+    Part("over-admission", WINDOWS, each_key(fixed_window.over_admissions)),
+    Part("over-admission", ["sliding-window"], each_key(sliding_window.over_admissions)),
+    Part("over-admission", BUCKETS, each_key(token_bucket.over_admissions)),
+    Part("over-admission", ["leaky-bucket"], each_key(leaky_bucket.over_admissions)),
+    Part("wrongful-rejection", ["fixed-window"], each_key(fixed_window.wrongful_rejections)),
+    Part("wrongful-rejection", ["sliding-window"], each_key(sliding_window.wrongful_rejections)),
+    Part("wrongful-rejection", ["sliding-counter"], each_key(sliding_counter.wrongful_rejections)),
+    Part("wrongful-rejection", BUCKETS, each_key(token_bucket.wrongful_rejections)),
+    Part("wrongful-rejection", ["leaky-bucket"], each_key(leaky_bucket.wrongful_rejections)),
+    Part("immortal-key", None, lambda evidence, _: Findings(immortal_keys(evidence.ttls))),
+    Part("collision", None, lambda evidence, _: Findings(collisions(evidence.history))),
+)
 
 
 def check(
@@ -47,19 +51,15 @@ def check(
 ) -> Verdict:
     """Judge ``history`` against ``policy``; ``ttls`` is the run's final key snapshot
     (key -> TTL in seconds, -1 for none), when there is one."""
-    over, wrongful = CHECKS[policy.kind]
+    parts = [part for part in PARTS if part.judges(policy)]
+    if all(part.policies is None for part in parts):
+        raise PolicyError(f"no checker judges {policy.kind} policies")
+    evidence = Evidence(history, ttls or {})
     verdict = Verdict(str(policy), len(history), metrics=describe(history))
-    excess: list[Witness] = []
-    refused: list[Witness] = []
-    for line in by_key(history):
-        found = over(line, policy)
-        excess += found.violations
+    for part in parts:
+        found = part.find(evidence, policy)
+        verdict.add(part.kind, found.violations)
         verdict.inconclusive += found.inconclusive
-        refused += wrongful(line, policy)
-    verdict.add("over-admission", excess)
-    verdict.add("wrongful-rejection", refused)
-    verdict.add("immortal-key", immortal_keys(ttls or {}))
-    verdict.add("collision", collisions(history))
     if policy.kind == "sliding-counter":
         verdict.metrics["sliding_accuracy"] = sliding_counter.accuracy(history, policy)
     return verdict

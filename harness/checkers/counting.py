@@ -10,14 +10,22 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
+import numpy as np
+import numpy.typing as npt
+
 from harness.checkers.timeline import end
 from harness.history import Operation
+
+Instants = npt.NDArray[np.float64]
+Counts = npt.NDArray[np.int64]
 
 
 class Placeable:
     def __init__(self, operations: Sequence[Operation]) -> None:
         self.starts = sorted(op.invoke for op in operations)
         self.ends = sorted(end(op) for op in operations)
+        self.start_array = np.array(self.starts, dtype=np.float64)
+        self.end_array = np.array(self.ends, dtype=np.float64)
 
     def within(
         self, since: float, until: float, *, since_open: bool = False, until_open: bool = False
@@ -25,6 +33,19 @@ class Placeable:
         """Operations that can be placed in [since, until]; either end may be open."""
         invoked = (bisect_left if until_open else bisect_right)(self.starts, until)
         return invoked - (bisect_right if since_open else bisect_left)(self.ends, since)
+
+    def within_each(
+        self,
+        since: Instants,
+        until: Instants,
+        *,
+        since_open: bool = False,
+        until_open: bool = False,
+    ) -> Counts:
+        """``within`` of each pair of ``since`` and ``until`` at once: the same counts."""
+        invoked = np.searchsorted(self.start_array, until, "left" if until_open else "right")
+        ended = np.searchsorted(self.end_array, since, "right" if since_open else "left")
+        return invoked - ended
 
     def invoked_between(self, first: float, last: float) -> list[float]:
         """The invoke instants in (first, last]: where the count of placeable ones rises."""

@@ -19,9 +19,12 @@ import math
 from bisect import bisect_right
 from itertools import accumulate
 
+import numpy as np
+
 from harness.checkers import token_bucket
+from harness.checkers.counting import Counts, Instants
 from harness.checkers.placement import SLACK, Findings
-from harness.checkers.rejections import wrongful
+from harness.checkers.rejections import instants, wrongful
 from harness.checkers.timeline import Timeline, bucket_params, decided_by, end
 from harness.checkers.verdict import Witness
 from harness.history import Operation, Outcome
@@ -45,14 +48,13 @@ def over_admissions(line: Timeline, policy: Policy) -> Findings:
     every = _spaced(sorted(op.invoke for op in line.admitted), rate)
     others = sorted(end(op) for op in line.admitted if op.now is None)
 
-    def left(t: float) -> int:
-        alongside = bisect_right(every, t) - bisect_right(others, t)
-        return min(bisect_right(bound, t), alongside)
-
-    most, at = max(
-        ((bisect_right(accepted, t) - left(t), t) for t in accepted),
-        default=(0, 0.0),
-    )
+    # at each acceptance t, at once: accepted by t, less left(t)
+    at_each = np.array(accepted, dtype=np.float64)
+    alongside = _counted(every, at_each) - _counted(others, at_each)
+    left = np.minimum(_counted(bound, at_each), alongside)
+    waits = _counted(accepted, at_each) - left
+    most = int(waits.max()) if waits.size else 0
+    at = float(at_each[waits == most].max()) if waits.size else 0.0  # the latest, as max() did
     settled = not queued or bool(findings.violations or findings.inconclusive)
     if most > capacity:
         waiting = [op for op in queued if op.now is not None and op.now <= at < end(op)]
@@ -73,17 +75,30 @@ def _fits(admitted: list[Operation], capacity: int, rate: float) -> bool:
     """Whether the calls placed earliest-deadline-first, forwards or backwards in time, keep
     the queue within ``capacity``: a placement that does proves the history valid."""
     intervals = [(op.invoke, end(op)) for op in admitted]
-    forwards = _earliest(intervals, 1 / rate)
-    backwards = _earliest([(-last, -first) for first, last in intervals], 1 / rate)
-    for departs in (forwards, None if backwards is None else [-t for t in backwards]):
+
+    def forwards() -> list[float] | None:
+        return _earliest(intervals, 1 / rate)
+
+    def backwards() -> list[float] | None:  # tried only when forwards does not fit
+        placed = _earliest([(-last, -first) for first, last in intervals], 1 / rate)
+        return None if placed is None else [-t for t in placed]
+
+    for placement in (forwards, backwards):
+        departs = placement()
         if departs is None:
             continue
         queue = [(op.now, t) for op, t in zip(admitted, departs, strict=True) if op.now is not None]
         accepted = sorted(now for now, _ in queue)
         gone = sorted(max(now, t) for now, t in queue)
-        if all(bisect_right(accepted, t) - bisect_right(gone, t) <= capacity for t in accepted):
+        at_each = np.array(accepted, dtype=np.float64)
+        if np.all(_counted(accepted, at_each) - _counted(gone, at_each) <= capacity):
             return True
     return False
+
+
+def _counted(ordered: list[float], instants: Instants) -> Counts:
+    """How many of ``ordered`` are at or before each of ``instants`` (``bisect_right``)."""
+    return np.searchsorted(np.array(ordered, dtype=np.float64), instants, "right")
 
 
 def _earliest(intervals: list[tuple[float, float]], gap: float) -> list[float] | None:
@@ -128,7 +143,10 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
             for t in [first, *(min(t, last) for t in later)]
         )
 
-    return wrongful(line, most_used, capacity, "places in the queue")
+    first, _ = instants(line)  # most_used at each rejection's invoke, for all at once
+    at_least = _counted(accepted, first + SLACK) - _counted(gone, first)
+    unit = "places in the queue"
+    return wrongful(line, most_used, capacity, unit, at_least=at_least.tolist())
 
 
 def _accepted(op: Operation) -> float:

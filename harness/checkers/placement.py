@@ -24,7 +24,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from harness.checkers.rules import Rule, RuleState
+from harness.checkers.rules import Rule, RuleState, Tracker
 from harness.checkers.verdict import Witness
 from harness.history import Operation
 
@@ -43,6 +43,8 @@ class Findings:
 
 def check_placement(key: str, admitted: Sequence[Operation], rule: Rule, what: str) -> Findings:
     findings = Findings()
+    if _greedy_drops_none(admitted, rule):  # step 1 forwards keeps every segment: the usual
+        return findings
     for segment in _segments(admitted, rule.horizon):
         intervals = [(op.invoke, _complete(op)) for op in segment]
         drops = _greedy(intervals, rule)
@@ -90,6 +92,41 @@ def _segments(admitted: Sequence[Operation], horizon: float) -> list[list[Operat
         segments[-1].append(op)
         latest = max(latest, _complete(op))
     return segments
+
+
+def _greedy_drops_none(admitted: Sequence[Operation], rule: Rule) -> bool:
+    """Whether ``_greedy`` forwards drops nothing in any of ``_segments``: the same placements
+    in one scan of plain floats with the rule's ``tracker`` (three times faster)."""
+    intervals = sorted((op.invoke, _complete(op)) for op in admitted)
+    horizon = rule.horizon + SLACK
+    latest = -math.inf
+    first = 0
+    for index, (start, deadline) in enumerate(intervals):
+        if start - latest >= horizon and index > first:
+            if not _drops_none(intervals[first:index], rule.tracker()):
+                return False
+            first = index
+        latest = max(latest, deadline)
+    return _drops_none(intervals[first:], rule.tracker())
+
+
+def _drops_none(intervals: list[tuple[float, float]], tracker: Tracker) -> bool:
+    """``_greedy`` on ``intervals`` sorted by start, up to its first drop. Ties of start may be
+    released in any order: only the deadlines reach the heap, and equal ones place alike."""
+    pending: list[float] = []
+    position, count = 0, len(intervals)
+    while position < count or pending:
+        slot = tracker.earliest()
+        if not pending:
+            slot = max(slot, intervals[position][0])
+        while position < count and intervals[position][0] <= slot:
+            heapq.heappush(pending, intervals[position][1])
+            position += 1
+        deadline = heapq.heappop(pending)
+        if deadline < slot - SLACK:
+            return False
+        tracker.place(min(slot, deadline))
+    return True
 
 
 def _mirrored(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]:

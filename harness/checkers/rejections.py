@@ -3,11 +3,21 @@ policy's budget any placement can have used by its instant still leaves room for
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Sequence
 
+import numpy as np
+
+from harness.checkers.counting import Instants
 from harness.checkers.timeline import Timeline, decided_by
 from harness.checkers.verdict import Witness
 from harness.history import Operation
+
+
+def instants(line: Timeline) -> tuple[Instants, Instants]:
+    """The invokes and the completions (``decided_by``) of the rejections, as arrays."""
+    first = np.array([op.invoke for op in line.rejected], dtype=np.float64)
+    return first, np.array([decided_by(op) for op in line.rejected], dtype=np.float64)
 
 
 def wrongful(
@@ -17,16 +27,25 @@ def wrongful(
     unit: str,
     *,
     whole: bool = False,
+    at_least: Sequence[float] | None = None,
 ) -> list[Witness]:
     """``most_used(rejection)``: the most budget any placement can have used at any instant the
     rejection may have happened at (unknown operations counted as admissions). Wrongful when it
     is short of ``budget``; with ``whole`` (a bucket: one more admission takes a whole token),
     when at least one whole unit is left, so a bucket that refuses with one token left is
-    caught."""
+    caught.
+
+    ``at_least``, one per rejection, is a bound ``most_used`` never falls below (its value at one
+    of the instants it tries, computed for all rejections at once): a rejection whose bound
+    already leaves no room is not wrongful, and ``most_used`` is spared."""
+
+    def room_left(used: float) -> bool:
+        return used <= budget - 1 if whole else used < budget
+
     found = []
-    for op in line.rejected:
-        used = most_used(op)
-        if used <= budget - 1 if whole else used < budget:
+    bounds = [-math.inf] * len(line.rejected) if at_least is None else at_least
+    for op, bound in zip(line.rejected, bounds, strict=True):
+        if room_left(bound) and room_left(used := most_used(op)):
             detail = f"rejected with at most {used:.3g} of {budget:.3g} {unit} used"
             found.append(Witness(line.key, (op.invoke, decided_by(op)), [op], detail))
     return found

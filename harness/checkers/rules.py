@@ -23,6 +23,19 @@ class Rule(Protocol):
         """The most admissions a closed span of this length may hold."""
         ...
 
+    def tracker(self) -> Tracker:
+        """The same rule kept in plain floats, for a scan of many admissions."""
+        ...
+
+
+class Tracker(Protocol):
+    """A rule's state kept in place: ``earliest`` and ``place`` read and move it exactly as
+    ``RuleState`` would (the same float operations), without a new state per admission."""
+
+    def earliest(self) -> float: ...
+
+    def place(self, instant: float) -> None: ...
+
 
 class RuleState(Protocol):
     def earliest(self) -> float:
@@ -53,6 +66,26 @@ class SlidingWindow:
 
     def room(self, span: float) -> float:
         return self.limit * (math.floor(span / self.window) + 1)
+
+    def tracker(self) -> LastInstantsTracker:
+        return LastInstantsTracker(self.limit, self.window)
+
+
+class LastInstantsTracker:
+    """``LastInstants`` in a ring of the last ``limit`` instants (-inf where none yet)."""
+
+    def __init__(self, limit: int, window: float) -> None:
+        self.ring = [-math.inf] * limit
+        self.oldest = 0
+        self.latest = -math.inf
+        self.window = window
+
+    def earliest(self) -> float:
+        return max(self.latest, self.ring[self.oldest] + self.window)
+
+    def place(self, instant: float) -> None:
+        self.ring[self.oldest] = self.latest = instant
+        self.oldest = (self.oldest + 1) % len(self.ring)
 
 
 @dataclass(frozen=True)
@@ -89,6 +122,25 @@ class TokenBucket:
 
     def room(self, span: float) -> float:
         return self.capacity + self.rate * span
+
+    def tracker(self) -> ArrivalTimeTracker:
+        return ArrivalTimeTracker(self)
+
+
+class ArrivalTimeTracker:
+    """``ArrivalTime`` kept in place."""
+
+    def __init__(self, rule: TokenBucket) -> None:
+        self.tat = self.last = -math.inf
+        self.tolerance = (rule.capacity - 1) / rule.rate
+        self.interval = 1 / rule.rate
+
+    def earliest(self) -> float:
+        return max(self.last, self.tat - self.tolerance)
+
+    def place(self, instant: float) -> None:
+        self.tat = max(self.tat, instant) + self.interval
+        self.last = instant
 
 
 @dataclass(frozen=True)

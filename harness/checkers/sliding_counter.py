@@ -13,9 +13,11 @@ from collections import deque
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from harness.checkers import fixed_window
 from harness.checkers.counting import Placeable
-from harness.checkers.rejections import wrongful
+from harness.checkers.rejections import instants, wrongful
 from harness.checkers.timeline import Timeline, decided_by, window_params
 from harness.checkers.verdict import Witness
 from harness.history import Operation, Outcome
@@ -45,7 +47,12 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
             highest = max(highest, current + previous_only * (1 - (t - start) / window))
         return highest
 
-    return wrongful(line, most_used, limit, "of the estimate")
+    first, _ = instants(line)  # most_used at each rejection's invoke, for all at once
+    start = np.floor(first / window) * window
+    current = placeable.within_each(start, first)
+    previous_only = placeable.within_each(start - window, first) - current
+    at_least = current + previous_only * (1 - (first - start) / window)
+    return wrongful(line, most_used, limit, "of the estimate", at_least=at_least.tolist())
 
 
 def accuracy(operations: Sequence[Operation], policy: Policy) -> dict[str, Any]:
@@ -53,14 +60,13 @@ def accuracy(operations: Sequence[Operation], policy: Policy) -> dict[str, Any]:
     window log and count the decisions that differ (the chapter cites < 0.003%)."""
     limit, window = window_params(policy)
     # a decided operation always completed (``complete or invoke`` would misread 0.0)
-    decided = sorted(
-        (op for op in operations if op.outcome in (Outcome.ALLOWED, Outcome.REJECTED)),
-        key=lambda op: op.invoke + (op.invoke if op.complete is None else op.complete),
-    )
+    decided = [op for op in operations if op.outcome in (Outcome.ALLOWED, Outcome.REJECTED)]
+    instants = np.array([decided_by(op) for op in decided], dtype=np.float64)
+    instants = (np.array([op.invoke for op in decided], dtype=np.float64) + instants) / 2
+    order = np.argsort(instants, kind="stable").tolist()
     logs: dict[str, deque[float]] = {}
     wrongly_allowed = wrongly_rejected = 0
-    for op in decided:
-        instant = (op.invoke + (op.invoke if op.complete is None else op.complete)) / 2
+    for instant, op in zip(instants[order].tolist(), [decided[i] for i in order], strict=True):
         log = logs.setdefault(op.key, deque())
         while log and log[0] <= instant - window:
             log.popleft()

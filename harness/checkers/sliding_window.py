@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from harness.checkers.counting import Placeable
 from harness.checkers.placement import Findings, check_placement
-from harness.checkers.rejections import wrongful
+from harness.checkers.rejections import instants, wrongful
 from harness.checkers.rules import SlidingWindow
 from harness.checkers.timeline import Timeline, decided_by, window_params
 from harness.checkers.verdict import Witness
@@ -28,4 +28,7 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
         instants = [op.invoke, *placeable.invoked_between(op.invoke, decided_by(op))]
         return max(placeable.within(t - window, t, since_open=True) for t in instants)
 
-    return wrongful(line, most_used, limit, "admissions in the window before it")
+    first, _ = instants(line)  # most_used at each rejection's invoke, for all at once
+    at_least = placeable.within_each(first - window, first, since_open=True)
+    unit = "admissions in the window before it"
+    return wrongful(line, most_used, limit, unit, at_least=at_least.tolist())

@@ -3,8 +3,11 @@
 
 from __future__ import annotations
 
+import math
 from bisect import bisect_left, bisect_right
 from itertools import accumulate
+
+import numpy as np
 
 from harness.checkers.placement import SLACK, Findings, check_placement
 from harness.checkers.rejections import wrongful
@@ -56,6 +59,21 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
             most = max(most, bisect_right(starts, t) - rate * t + since)
         return most
 
+    # most_used at its first instant, for every rejection at once
+    start_array, end_array = np.array(starts), np.array(ends)
+    t = np.array([op.invoke - origin - SLACK for op in line.rejected])
+    since = rate * t - np.searchsorted(end_array, t, "left")
+    completed = np.searchsorted(end_array, t, "right")
+    since = np.maximum(since, np.array([-math.inf, *best_since])[completed])
+    at_least = np.searchsorted(start_array, t, "right") - rate * t + since - SLACK * rate
+
     # the widening lifts a refilled span's count by 2 * SLACK * rate; half of it absorbs the
     # float noise of the sums, so one token left at the rejection's instant still accuses
-    return wrongful(line, lambda op: most_used(op) - SLACK * rate, capacity, "tokens", whole=True)
+    return wrongful(
+        line,
+        lambda op: most_used(op) - SLACK * rate,
+        capacity,
+        "tokens",
+        whole=True,
+        at_least=at_least.tolist(),
+    )

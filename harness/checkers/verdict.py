@@ -78,9 +78,15 @@ class Verdict:
         return {v.kind for v in self.violations if v.count}
 
     def add(self, kind: str, witnesses: Iterable[Witness]) -> None:
+        """Add witnesses of ``kind``, to the violation of that kind already listed if any."""
         found = list(witnesses)
-        if found:
+        if not found:
+            return
+        listed = next((v for v in self.violations if v.kind == kind), None)
+        if listed is None:
             self.violations.append(Violation(kind, found))
+        else:
+            listed.witnesses += found
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -19,6 +19,8 @@ from harness.history import (
     read_history,
     write_history,
 )
+from harness.history.errors import InvalidRecord
+from harness.history.jsonl import operation_from_record
 
 A, U = Outcome.ALLOWED, Outcome.UNKNOWN
 OPERATIONS = [
@@ -186,3 +188,41 @@ def test_writes_plain_values_for_integer_times_and_outcome_strings(tmp_path: Pat
     write_history(path, [Operation("p", "k", 1, 2, "allowed")])  # type: ignore[arg-type]
     assert read_history(path) == [Operation("p", "k", 1.0, 2.0, A)]
     assert '"invoke": 1.0' in path.read_text()
+
+
+FIELD_VALUES = {
+    "process": st.sampled_from(['"app-1"', "7", "true", "null"]),
+    "key": st.sampled_from(['"user-1"', '"é\\n"', "3"]),
+    "invoke": st.sampled_from(["1.5", "2", "-0.25", "1e400", "NaN", '"1"']),
+    "complete": st.sampled_from(["1.5", "3.0", "1.25", "null", "4"]),
+    "outcome": st.sampled_from(['"allowed"', '"unknown"', '"rejected"', '"maybe"']),
+    "now": st.sampled_from(["1.0", "null", "Infinity"]),
+    "keys": st.sampled_from(['["rl:1"]', "[]", "[1]", "null"]),
+    "extra": st.just("1"),
+}
+
+
+@st.composite
+def lines(draw: st.DrawFn) -> str:
+    names = draw(st.lists(st.sampled_from(list(FIELD_VALUES)), unique=True, min_size=4))
+    return "{" + ", ".join(f'"{name}": {draw(FIELD_VALUES[name])}' for name in names) + "}"
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(lines(), min_size=1, max_size=6))
+def test_the_quick_reading_reads_as_the_definition(
+    tmp_path_factory: pytest.TempPathFactory, history: list[str]
+) -> None:
+    """Each line read alone with json.loads and the documented checks says what the whole
+    file's (msgspec) reading must say: the same operations, or an error."""
+    path = tmp_path_factory.mktemp("quick") / "h.jsonl"
+    path.write_text("".join(line + "\n" for line in history))
+    expected: list[Operation] | str
+    try:
+        expected = [operation_from_record(json.loads(line)) for line in history]
+    except InvalidRecord:
+        expected = "error"
+    try:
+        assert read_history(path) == expected
+    except HistoryError:
+        assert expected == "error"

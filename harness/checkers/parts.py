@@ -1,0 +1,63 @@
+"""Violation kinds as parts, as Jepsen composes checkers: each kind a row of one table (its name
+in the verdict, the policy kinds it judges, the function that finds it), so that adding a kind
+is a module and a row, never an edit of ``check()``.
+
+A part's ``find(evidence, policy)`` returns its witnesses (and the spans it could not decide);
+most judge one key at a time, through ``each_key``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from functools import cached_property
+
+from harness.checkers.placement import Findings
+from harness.checkers.timeline import Timeline, by_key
+from harness.checkers.verdict import Witness
+from harness.history import Operation
+from limiters.policy import Policy
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What a run left to judge: its history, and its final key snapshot (key -> TTL in
+    seconds, -1 for none; empty when there is none)."""
+
+    history: Sequence[Operation]
+    ttls: Mapping[str, float]
+
+    @cached_property
+    def timelines(self) -> list[Timeline]:
+        """The history by key, in the order keys first appear (split once, for every part)."""
+        return list(by_key(self.history))
+
+
+Find = Callable[[Evidence, Policy], Findings]
+
+
+@dataclass(frozen=True)
+class Part:
+    kind: str  # the violation's name in the verdict JSON
+    policies: Collection[str] | None  # the policy kinds it judges; None: every kind
+    find: Find
+
+    def judges(self, policy: Policy) -> bool:
+        return self.policies is None or policy.kind in self.policies
+
+
+def each_key(check: Callable[[Timeline, Policy], Findings | list[Witness]]) -> Find:
+    """A part from a check of one key's operations, run on every key in turn."""
+
+    def find(evidence: Evidence, policy: Policy) -> Findings:
+        findings = Findings()
+        for line in evidence.timelines:
+            found = check(line, policy)
+            if isinstance(found, Findings):
+                findings.violations += found.violations
+                findings.inconclusive += found.inconclusive
+            else:
+                findings.violations += found
+        return findings
+
+    return find
