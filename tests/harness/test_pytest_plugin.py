@@ -8,33 +8,34 @@ from typing import Any
 
 import pytest
 
+from harness.errors import BadArgument
 from harness.explorer.campaign import RACE_POLICIES
-from harness.pytest_plugin import RaceResult, _space
+from harness.explorer.schedules import space_for
+from harness.pytest_plugin import RaceResult
 from limiters import Policy
 
 FIXED = RACE_POLICIES["fixed-window"]
 
 
 def test_nemesis_names_the_faults_a_schedule_may_draw() -> None:
-    policy = Policy.parse(FIXED)
-    assert _space(policy, None, None).nemeses == ("advance", "crash", "skew")
-    assert _space(policy, "crash,skew", None).nemeses == ("crash", "skew")
-    assert _space(policy, ["advance"], None).nemeses == ("advance",)
-    assert _space(policy, "none", None).nemeses == ()
-    with pytest.raises(ValueError, match="unknown nemesis partition"):
-        _space(policy, "crash,partition", None)
+    assert space_for(None, None).nemeses == ("crash", "stall", "skew")
+    assert space_for("crash,skew", None).nemeses == ("crash", "skew")
+    assert space_for(["stall"], None).nemeses == ("stall",)
+    assert space_for("none", None).nemeses == ()
+    with pytest.raises(BadArgument, match="unknown nemesis partition"):
+        space_for("crash,partition", None)
+    with pytest.raises(BadArgument, match="time passing between requests is always drawn"):
+        space_for("advance", None)
 
 
-def test_max_skew_bounds_the_skews_drawn_or_refuses_a_bound_none_fits() -> None:
+def test_max_skew_bounds_the_skews_drawn() -> None:
     policy = Policy.parse(FIXED)  # skews of 10 s and 5 s, either way
-    assert _space(policy, None, 0).nemeses == ("advance", "crash")
-    assert _space(policy, None, 5).skews(policy) == [5, -5]
-    assert _space(policy, None, 60).skews(policy) == [10, -10, 5, -5]
-    with pytest.raises(ValueError, match=r"skews of 10, 5 s either way"):
-        _space(policy, None, 0.5)
-    assert _space(policy, "crash", 0.5).nemeses == ("crash",)  # no skew drawn: nothing to bound
-    with pytest.raises(ValueError, match="0 or more"):
-        _space(policy, None, -1)
+    assert space_for(None, 0).nemeses == ("crash", "stall")
+    assert space_for(None, 5).skews(policy) == [5, -5]
+    assert space_for(None, 60).skews(policy) == [10, -10, 5, -5]
+    assert space_for(None, 0.5).skews(policy) == [0.5, -0.5]
+    with pytest.raises(BadArgument, match="0 or more"):
+        space_for(None, -1)
 
 
 @pytest.mark.integration
@@ -64,13 +65,11 @@ def test_a_fault_left_out_of_nemesis_is_never_drawn(race: Callable[..., RaceResu
     assert with_crash.flaws == {"immortal-key"}, with_crash
     assert "app-0  t=1800000000.000  crashes" in with_crash.trace
     assert with_crash.exploration.stage == "sweep"
-    # without crashes the sweep has nothing to try; a schedule that ends between the two
-    # commands still cuts the request (it stays unknown), and that is what the search finds
-    without = race("fixed-window-incr-expire", FIXED, flaw="immortal-key", nemesis="advance")
-    assert without.flaws == {"immortal-key"}, without
-    assert without.exploration.stage == "search"
-    assert "crashes" not in without.trace
-    assert "schedule ends: never sends EXPIRE" in without.trace
+    assert with_crash.faults == {"crash"}
+    # without crashes no request is cut short, not even by the schedule's end: the key
+    # always gets its TTL
+    without = race("fixed-window-incr-expire", FIXED, flaw="immortal-key", nemesis="stall")
+    assert without.clean, without
 
 
 @pytest.mark.integration

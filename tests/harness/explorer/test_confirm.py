@@ -29,7 +29,7 @@ pytestmark = pytest.mark.integration
 FIXED = "fixed-window:limit=1,window=10"
 FLAKY = "tests.harness.explorer.plugins:over_admits_while_armed"
 # no skew: the plug-in is correct then; no crash: every request that counted is known to have
-ONLY_TIME = Space(nemeses=("advance",))
+ONLY_TIME = Space(nemeses=("stall",))
 
 
 @pytest.fixture

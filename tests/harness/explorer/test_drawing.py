@@ -7,8 +7,9 @@ import redis
 from hypothesis import given
 from hypothesis import strategies as st
 
+from harness.explorer.actions import Skew
 from harness.explorer.run import Run, Setup
-from harness.explorer.schedules import HAIR, Space, draw_offsets
+from harness.explorer.schedules import HAIR, Space, draw_opening
 from harness.provision import RedisServer
 from limiters import Policy
 
@@ -43,7 +44,9 @@ def run(redis_server: RedisServer) -> Iterator[Run]:
 @pytest.mark.integration
 @given(st.data())
 def test_clocks_start_apart_by_the_policys_skews(run: Run, data: st.DataObject) -> None:
-    offsets = draw_offsets(data, run, Space())
+    opening = draw_opening(data, run, Space())
+    offsets = [action for action in opening if isinstance(action, Skew)]
+    assert offsets == opening
     assert len({offset.instance for offset in offsets}) == len(offsets) <= 3
     assert all(offset.seconds in (10, -10, 5, -5) for offset in offsets)
 
@@ -51,4 +54,9 @@ def test_clocks_start_apart_by_the_policys_skews(run: Run, data: st.DataObject) 
 @pytest.mark.integration
 @given(st.data())
 def test_clocks_start_together_when_skews_are_not_drawn(run: Run, data: st.DataObject) -> None:
-    assert draw_offsets(data, run, Space(nemeses=("advance", "crash"))) == []
+    assert draw_opening(data, run, Space(nemeses=("stall", "crash"))) == []
+
+
+def test_a_bound_on_skew_below_the_policys_skews_is_the_size_drawn() -> None:
+    assert Space(max_skew=0.25).skews(FIXED) == [0.25, -0.25]
+    assert Space(max_skew=7).skews(FIXED) == [7, -7, 5, -5]

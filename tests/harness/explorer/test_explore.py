@@ -45,7 +45,7 @@ def test_a_limiter_that_retries_is_not_accused_across_schedules(redis_server: Re
     it starved, its request unknown, and none accuses it. (Its window comes from the client's
     clock, so clock skew, which would break it, is left out.)"""
     setup = Setup("tests.limiters.sample_plugin:watch_retry", FIXED, 2, redis_server.url)
-    space = Space(nemeses=("advance", "crash"))
+    space = Space(nemeses=("stall", "crash"))
     found = explore(setup, space=space, max_examples=200, seed=2)
     assert found.found is None
 
