@@ -90,6 +90,16 @@ def parser() -> argparse.ArgumentParser:
     race.add_argument("--limiter", required=True, help="catalogue name or module:attribute")
     race.add_argument("--policy", help="policy spec (default: a small one of the limiter's kind)")
     race.add_argument("--instances", type=int, default=2, help="app instances (default 2)")
+    race.add_argument(
+        "--nemesis",
+        help="the faults a schedule may use: none, or some of crash,stall,skew (default: all); "
+        "interleavings and time passing between requests are always drawn",
+    )
+    race.add_argument(
+        "--max-skew",
+        type=float,
+        help="the largest clock skew drawn, in seconds (default: a window; 0: no skew)",
+    )
     add_search_options(race)
     race.add_argument("--trace", help="where to save the shrunk trace (default: runs/...)")
     add_redis_options(race)

@@ -9,14 +9,16 @@ import sys
 import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
+from typing import Any
 
 from harness import listing
 from harness.errors import BadArgument, LimiterError, writing
 from harness.explorer.campaign import PROFILES, RACE_POLICIES, Row, Target, targets
-from harness.explorer.explore import CONFIRM, Exploration, explore
+from harness.explorer.explore import CONFIRM, Exploration, explore_every_kind
 from harness.explorer.keyspace import claim
 from harness.explorer.parallel import RowJob, run_rows, servers_for
 from harness.explorer.run import Setup
+from harness.explorer.schedules import space_for
 from harness.explorer.trace import load, render, save
 from harness.explorer.trace import replay as replay_saved
 from harness.provision import provision_explorer
@@ -50,6 +52,7 @@ def race(args: argparse.Namespace) -> int:
     budget = _budget(args)
     if not 1 <= args.instances <= 16:
         raise BadArgument("--instances must be 1..16")
+    space = space_for(args.nemesis, args.max_skew)
     resolve(args.limiter)  # a bad name or plug-in fails before any Redis starts
     kind = CATALOGUE[args.limiter].policy_kind if args.limiter in CATALOGUE else None
     spec = args.policy or (RACE_POLICIES[kind] if kind else None)
@@ -66,74 +69,109 @@ def race(args: argparse.Namespace) -> int:
             flush=flush,
             clock_file=server.clock_file,
         )
-        found = explore(
+        searches = explore_every_kind(
             setup,
+            space=space,
             max_examples=budget,
             seed=args.seed,
             on_example=_progress(args.limiter),
         )
     print(file=sys.stderr)
-    if found.errors and not found.decisions:
+    first, finds = searches[0], [found for found in searches if found.found is not None]
+    decisions, errors = sum(f.decisions for f in searches), sum(f.errors for f in searches)
+    first_error = next((f.first_error for f in searches if f.first_error), "")
+    examples = sum(f.examples for f in searches)
+    if errors and not decisions:
         raise LimiterError(
-            f"{args.limiter} never returned a decision in {found.examples} schedules "
-            f"({found.errors} checks); the first: {found.first_error}"
+            f"{args.limiter} never returned a decision in {examples} schedules "
+            f"({errors} checks); the first: {first_error}"
         )
-    summary = {
-        "limiter": args.limiter,
-        "policy": str(policy),
-        "found": sorted(found.kinds),
-        "examples": found.examples,
-        "examples_to_find": found.examples_to_find,
-        "found_by": found.stage or None,
-        "seconds_to_find": round(found.seconds_to_find, 3),
-        "seconds": round(found.seconds, 3),
-        "trace_steps": found.trace_steps,
-        "trace": None,
-        "decisions": found.decisions,
-        "errors": found.errors,
-        "first_error": found.first_error or None,
-        "void": found.void,
-        "unconfirmed": [
-            {"found": sorted(verdict.kinds), "trace": render(outcome)}
-            for outcome, verdict in found.unconfirmed
-        ],
-        "unconfirmed_count": found.unconfirmed_count,
-        "search_ended": found.search_ended or None,
-    }
-    if found.found is not None and found.verdict is not None:
-        path = Path(args.trace) if args.trace else _default_path(args.limiter)
-        with writing(path):
-            save(path, setup, found.found, found.verdict)
-        summary["trace"] = str(path)
-        actions = len(found.found.actions)
-        shrunk = (
-            f"already the shortest of its family, {actions} actions"
-            if found.stage == "sweep"
-            else f"shrunk to {actions} actions, {found.seconds:.2f} s in all"
-        )
+    faults = ", ".join(space.nemeses) or "none"
+    flaws = [_report_flaw(args, setup, found, n) for n, found in enumerate(finds)]
+    if not finds:
         print(
-            f"{args.limiter} with {policy}: {', '.join(sorted(found.kinds))}, found by "
-            f"{FINDERS[found.stage]} after {found.examples_to_find} schedules "
-            f"({found.seconds_to_find:.2f} s); {shrunk}:\n"
+            f"{args.limiter} with {policy}: no violation in {examples} schedules "
+            f"({first.swept} of the one-preemption sweep, {first.examples - first.swept} drawn; "
+            f"faults allowed: {faults}; {first.seconds:.2f} s)"
         )
-        print("\n".join(render(found.found)))
-        print(f"\n{listing.verdict(found.verdict, witnesses=1)}\n\nsaved: {path}")
-    else:
+    elif len(finds) > 1:
+        print(f"{args.limiter} with {policy}: {len(finds)} flaws, faults allowed: {faults}")
+        for flaw in flaws:
+            print(f"  {', '.join(flaw['kinds'])}: needs {', '.join(flaw['needs'])}")
+    for found in searches:
+        _doubts(found)
+    if errors:
         print(
-            f"{args.limiter} with {policy}: no violation in {found.examples} schedules "
-            f"({found.swept} of the one-preemption sweep, {found.examples - found.swept} drawn; "
-            f"{found.seconds:.2f} s)"
-        )
-    _doubts(found)
-    if found.errors:
-        print(
-            f"errors: {found.errors} of {found.errors + found.decisions} checks raised or "
-            f"answered what is not a decision; the first: {found.first_error}"
+            f"errors: {errors} of {errors + decisions} checks raised or "
+            f"answered what is not a decision; the first: {first_error}"
         )
     if args.json_out:
+        summary = {
+            "limiter": args.limiter,
+            "policy": str(policy),
+            "nemesis": list(space.nemeses),
+            "max_skew": space.max_skew,
+            "found": sorted({kind for found in finds for kind in found.kinds}),
+            "flaws": flaws,
+            "examples": examples,
+            "examples_to_find": first.examples_to_find,
+            "found_by": first.stage or None,
+            "seconds_to_find": round(first.seconds_to_find, 3),
+            "seconds": round(sum(f.seconds for f in searches), 3),
+            "trace_steps": first.trace_steps,
+            "trace": flaws[0]["trace"] if flaws else None,
+            "decisions": decisions,
+            "errors": errors,
+            "first_error": first_error or None,
+            "void": sum(f.void for f in searches),
+            "unconfirmed": [
+                {"found": sorted(verdict.kinds), "trace": render(outcome)}
+                for found in searches
+                for outcome, verdict in found.unconfirmed
+            ],
+            "unconfirmed_count": sum(f.unconfirmed_count for f in searches),
+            "search_ended": first.search_ended or None,
+        }
         with writing(args.json_out):
             Path(args.json_out).write_text(json.dumps(summary, indent=1))
-    return 1 if found.found is not None else 0
+    return 1 if finds else 0
+
+
+def _report_flaw(
+    args: argparse.Namespace, setup: Setup, found: Exploration, number: int
+) -> dict[str, Any]:
+    """Save one flaw's shortest trace and print it; its entry in the JSON summary."""
+    assert found.found is not None
+    assert found.verdict is not None
+    kinds = sorted(found.kinds)
+    path = Path(args.trace) if args.trace else _default_path(args.limiter)
+    if number:  # the second flaw on: beside the first, named by its kinds
+        path = path.with_name(f"{path.stem}-{'-'.join(kinds)}{path.suffix}")
+    with writing(path):
+        save(path, setup, found.found, found.verdict)
+    actions = len(found.found.actions)
+    shrunk = (
+        f"already the shortest of its family, {actions} actions"
+        if found.stage == "sweep"
+        else f"shrunk to {actions} actions, {found.seconds:.2f} s in all"
+    )
+    needs = ", ".join(found.fault_labels)
+    print(
+        f"{args.limiter} with {setup.policy}: {', '.join(kinds)}, found by "
+        f"{FINDERS[found.stage]} after {found.examples_to_find} schedules "
+        f"({found.seconds_to_find:.2f} s); needs {needs}; {shrunk}:\n"
+    )
+    print("\n".join(render(found.found)))
+    print(f"\n{listing.verdict(found.verdict, witnesses=1)}\n\nsaved: {path}\n")
+    return {
+        "kinds": kinds,
+        "faults": sorted(found.faults),
+        "needs": found.fault_labels,
+        "clocks_apart": found.clocks_apart if "skew" in found.faults else None,
+        "trace": str(path),
+        "steps": found.trace_steps,
+        "actions": actions,
+    }
 
 
 def _doubts(found: Exploration) -> None:

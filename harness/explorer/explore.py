@@ -213,6 +213,39 @@ def explore(
     return result
 
 
+def explore_every_kind(
+    setup: Setup,
+    *,
+    space: Space | None = None,
+    max_examples: int = 300,
+    seed: int | None = None,
+    on_example: Callable[[Exploration], None] = lambda _: None,
+) -> list[Exploration]:
+    """``explore`` again and again, each time for a kind of violation not found yet, until a
+    search finds nothing new: one shortest schedule per flaw. The last search found nothing
+    (it is there for its figures), unless every kind was found."""
+    searches: list[Exploration] = []
+    seen: set[str] = set()
+    while not searches or searches[-1].found is not None:
+        found = explore(
+            setup,
+            wanted=_new_kind(frozenset(seen)),
+            space=space,
+            max_examples=max_examples,
+            seed=seed,
+            on_example=on_example,
+        )
+        searches.append(found)
+        if found.found is not None and found.kinds <= seen:
+            break  # cannot happen: what is wanted is new
+        seen |= found.kinds
+    return searches
+
+
+def _new_kind(seen: frozenset[str]) -> Callable[[Verdict], bool]:
+    return lambda verdict: bool(verdict.kinds - seen)
+
+
 def _same_flaw(wanted: Callable[[Verdict], bool], kinds: set[str]) -> Callable[[Verdict], bool]:
     return lambda verdict: wanted(verdict) and bool(verdict.kinds & kinds)
 
