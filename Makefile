@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 LOCAL_REDIS_IMAGE := ratelimit-harness/redis:local
 
-.PHONY: venv race-test load report test lint unit doctor redis-image clean
+.PHONY: venv race-test load report test lint unit doctor bench redis-image clean
 
 venv: $(VENV)/.installed
 
@@ -29,6 +29,9 @@ unit: venv
 
 doctor: venv
 	$(PY) -m harness doctor
+
+bench: venv
+	$(PY) bench/table.py $(BENCH_ARGS)
 
 redis-image:
 	scripts/build-redis-image.sh $(LOCAL_REDIS_IMAGE)

@@ -2,14 +2,16 @@
 
 Builds a valid history of N operations (default 1,000,000) from a reference model of the policy,
 on K keys, with 8 processes and latencies of 0.2-3 ms, writes it as JSON Lines, then times
-reading it and checking it. Prints the figures; asserts only that the verdict is valid.
+reading it and checking it. Prints the figures (``--json``: and one JSON line of them); asserts
+only that the verdict is valid.
 
-    .venv/bin/python bench/check_speed.py [--operations N] [--policy SPEC]
+    .venv/bin/python bench/check_speed.py [--operations N] [--policy SPEC] [--json]
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import random
 import tempfile
 import time
@@ -43,7 +45,9 @@ def main() -> None:
     parser.add_argument("--keys", type=int, default=200)
     parser.add_argument("--policy", action="append", help="repeatable; default: four kinds")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
+    rows = []
     specs = args.policy or [
         "fixed-window:limit=5,window=1",
         "sliding-window:limit=5,window=1",
@@ -71,6 +75,18 @@ def main() -> None:
             )
             if not verdict.valid:
                 raise SystemExit("a history from the reference model was judged invalid")
+            note = f"read {read:.2f} s + check {checked:.2f} s of {len(history):,}; {result}"
+            rows.append(
+                {
+                    "measure": "checker operations/s",
+                    "what": spec,
+                    "value": len(history) / checked,
+                    "unit": "/s",
+                    "note": note,
+                }
+            )
+    if args.json:
+        print(json.dumps({"bench": "check_speed", "rows": rows}))
 
 
 if __name__ == "__main__":
