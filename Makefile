@@ -3,7 +3,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 LOCAL_REDIS_IMAGE := ratelimit-harness/redis:local
 
+<<<<<<< HEAD
 .PHONY: venv race-test load report study test lint unit doctor redis-image clean
+=======
+.PHONY: venv race-test load report test lint unit doctor bench redis-image clean
+>>>>>>> speed-limiters
 
 venv: $(VENV)/.installed
 
@@ -32,6 +36,9 @@ unit: venv
 
 doctor: venv
 	$(PY) -m harness doctor
+
+bench: venv
+	$(PY) bench/table.py $(BENCH_ARGS)
 
 redis-image:
 	scripts/build-redis-image.sh $(LOCAL_REDIS_IMAGE)

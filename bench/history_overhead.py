@@ -1,13 +1,15 @@
 """What histories cost: recording overhead per operation, read_history and merge speed.
 
-    .venv/bin/python bench/history_overhead.py [--ops N] [--lines N] [--journals N]
+    .venv/bin/python bench/history_overhead.py [--ops N] [--lines N] [--journals N] [--json]
 
-Prints a table; asserts nothing about timing. Files go to a temporary directory, removed after.
+Prints a table (``--json``: and one JSON line of it); asserts nothing about timing. Files go
+to a temporary directory, removed after.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import platform
 import random
@@ -106,6 +108,7 @@ def main() -> None:
     parser.add_argument("--lines", type=int, default=1_000_000, help="history lines read")
     parser.add_argument("--journals", type=int, default=3, help="journals merged")
     parser.add_argument("--merge-ops", type=int, default=100_000, help="operations a journal")
+    parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
 
     cpus = os.cpu_count()
@@ -137,6 +140,17 @@ def main() -> None:
     width = max(len(row[0]) for row in rows)
     for what, value, detail in rows:
         print(f"{what:<{width}}  {value:>16}  {detail}")
+    if args.json:
+        figures = [
+            ("recording cost", recorded - bare, "us/op", rows[0][2]),
+            ("read_history", args.lines / read_seconds, "ops/s", rows[1][0]),
+            ("merge_journals", merged_ops / merge_seconds, "ops/s", rows[2][0]),
+        ]
+        measured = [
+            {"measure": "history", "what": what, "value": value, "unit": unit, "note": note}
+            for what, value, unit, note in figures
+        ]
+        print(json.dumps({"bench": "history_overhead", "rows": measured}))
 
 
 if __name__ == "__main__":

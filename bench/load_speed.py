@@ -8,7 +8,9 @@
 3. each correct limiter behind four instances under the default swarm: p50 and p99 as the
    clients measured them (HdrHistogram), and the requests per second achieved.
 
-    .venv/bin/python bench/load_speed.py [--seconds 5]
+    .venv/bin/python bench/load_speed.py [--seconds 5] [--json]
+
+``--json`` ends the output with one JSON line of the figures.
 
 Needs ``wrk`` (Debian's package) for the first table; skips it where absent.
 """
@@ -25,6 +27,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from harness.load.app import InstanceSettings
 from harness.load.rules import default_rules
@@ -54,10 +57,15 @@ def wrk(url: str, seconds: float) -> float:
     return float(next(line for line in out.splitlines() if "Requests/sec" in line).split()[1])
 
 
-def middleware_cost(seconds: float) -> None:
+def figure(measure: str, what: str, value: float, unit: str, note: str) -> dict[str, Any]:
+    return {"measure": measure, "what": what, "value": value, "unit": unit, "note": note}
+
+
+def middleware_cost(seconds: float) -> list[dict[str, Any]]:
     if shutil.which("wrk") is None:
         print("wrk not found: the middleware table is skipped (apt-get install wrk)\n")
-        return
+        return []
+    rows = []
     print(f"{'limiter':20} {'bare req/s':>11} {'limited req/s':>14} {'cost us/request':>16}")
     with provision() as server, tempfile.TemporaryDirectory() as run_dir:
         for limiter in LIMITERS:
@@ -82,7 +90,10 @@ def middleware_cost(seconds: float) -> None:
                 app.wait()
             cost = (1 / limited - 1 / bare) * 1e6
             print(f"{limiter:20} {bare:>11,.0f} {limited:>14,.0f} {cost:>16.0f}")
+            note = f"{limited:,.0f} req/s limited, {bare:,.0f} bare"
+            rows.append(figure("load: middleware cost", limiter, cost, "us/req", note))
     print()
+    return rows
 
 
 def load(args: list[str]) -> dict[str, object]:
@@ -92,7 +103,8 @@ def load(args: list[str]) -> dict[str, object]:
         return dict(json.loads(Path(out.name).read_text()))
 
 
-def locust_ceiling(seconds: float) -> None:
+def locust_ceiling(seconds: float) -> list[dict[str, Any]]:
+    rows = []
     print(f"{'Locust processes':16} {'users':>5} {'req/s':>8} {'req/s per process':>18}")
     with tempfile.TemporaryDirectory() as folder:
         locustfile = Path(folder, "flat.py")
@@ -106,10 +118,16 @@ def locust_ceiling(seconds: float) -> None:
             )
             rate = float(verdict["requests_per_second"])  # type: ignore[arg-type]
             print(f"{processes:16} {64:>5} {rate:>8,.0f} {rate / processes:>18,.0f}")
+            note = f"{rate / processes:,.0f} per process, 64 users"
+            rows.append(
+                figure("load: Locust ceiling", f"{processes} process(es)", rate, "req/s", note)
+            )
     print()
+    return rows
 
 
-def limiter_latency(seconds: float) -> None:
+def limiter_latency(seconds: float) -> list[dict[str, Any]]:
+    rows = []
     print(f"{'limiter':20} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'p99.9 ms':>8}")
     for limiter in LIMITERS:
         verdict = load(["--limiter", limiter, "--duration", str(seconds)])
@@ -122,15 +140,20 @@ def limiter_latency(seconds: float) -> None:
             f"{limiter:20} {rate:>7,.0f} {latency['p50']:>7.2f} {latency['p99']:>7.2f}"
             f" {latency['p99.9']:>8.2f}"
         )
+        note = f"p50 {latency['p50']:.2f} ms, p99 {latency['p99']:.2f} ms, 4 instances"
+        rows.append(figure("load: default swarm", limiter, rate, "req/s", note))
+    return rows
 
 
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--seconds", type=float, default=5)
-    seconds = options.parse_args().seconds
-    middleware_cost(seconds)
-    locust_ceiling(seconds)
-    limiter_latency(seconds)
+    options.add_argument("--json", action="store_true", help="end with one JSON line")
+    args = options.parse_args()
+    rows = middleware_cost(args.seconds) + locust_ceiling(args.seconds)
+    rows += limiter_latency(args.seconds)
+    if args.json:
+        print(json.dumps({"bench": "load_speed", "rows": rows}))
 
 
 if __name__ == "__main__":

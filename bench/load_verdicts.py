@@ -3,7 +3,9 @@ the default (bursting) traffic, ``--runs`` headless runs of ``--seconds`` each. 
 limiter, in how many runs each kind of violation was found: the broken limiters of Part 7 must
 be caught in every run, the atomic ones in none.
 
-    .venv/bin/python bench/load_verdicts.py --runs 20 --seconds 5
+    .venv/bin/python bench/load_verdicts.py --runs 20 --seconds 5 [--json]
+
+``--json`` ends the output with one JSON line of the figures.
 """
 
 from __future__ import annotations
@@ -43,7 +45,9 @@ def main() -> None:
     options.add_argument("--runs", type=int, default=20)
     options.add_argument("--seconds", type=float, default=5)
     options.add_argument("--limiters", nargs="*", default=[*BROKEN, *CORRECT])
+    options.add_argument("--json", action="store_true", help="end with one JSON line")
     args = options.parse_args()
+    rows = []
     print(
         f"{'limiter':26} {'runs':>4} {'exit 1':>6} {'decisions/run':>13}  violations found (runs)"
     )
@@ -63,6 +67,17 @@ def main() -> None:
             f"  [{time.monotonic() - began:.0f} s]",
             flush=True,
         )
+        rows.append(
+            {
+                "measure": "load verdicts: runs with a violation",
+                "what": limiter,
+                "value": codes[1],
+                "unit": f"of {args.runs}",
+                "note": shown,
+            }
+        )
+    if args.json:
+        print(json.dumps({"bench": "load_verdicts", "rows": rows}))
 
 
 if __name__ == "__main__":

@@ -22,6 +22,7 @@ from importlib import resources
 from typing import Any, ClassVar, Protocol
 
 from limiters.decision import Decision
+from limiters.lua import LuaScript
 from limiters.policy import Policy, PolicyError
 
 Clock = Callable[[], float]
@@ -86,15 +87,17 @@ class RedisLimiter:
         self.server_clock = server_clock
         self.key_prefix = prefix or self.prefix
         if self.script_file:
-            self.script = self.load_script(client, self.script_file)
+            self.script = self.load_script(self.script_file)
 
-    def load_script(self, client: Any, filename: str) -> Any:
-        """Register a script once; redis-py then runs it by EVALSHA (loading it on NOSCRIPT)."""
-        return client.register_script(lua_source(filename))
+    def load_script(self, filename: str) -> LuaScript:
+        """The script, run by EVALSHA; the server loads it on its first NOSCRIPT."""
+        return LuaScript(lua_source(filename))
 
     def key(self, identity: str, *parts: object) -> str:
         """``prefix:{identity}[:part...]``: the braces are a Cluster hash tag, so every key of
         one identity lives in one slot and a script may touch them together."""
+        if not parts:
+            return f"{self.key_prefix}:{{{identity}}}"
         return ":".join([self.key_prefix, "{" + identity + "}", *map(str, parts)])
 
     def server_now_arg(self) -> str:

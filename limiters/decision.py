@@ -31,16 +31,15 @@ class Decision:
     def from_script(cls, reply: list[Any], limit: int) -> Decision:
         """Decode the reply every Lua limiter returns, all times in microseconds:
         ``{allowed, remaining, reset_after, retry_after, now[, delay]}``."""
-        allowed, remaining, reset_after, retry_after, now = (int(v) for v in reply[:5])
-        delay = int(reply[5]) / 1e6 if len(reply) > 5 else 0.0
+        allowed, remaining, reset_after, retry_after, now, *delay = reply
         return cls(
-            allowed=bool(allowed),
-            remaining=remaining,
-            limit=limit,
-            reset_at=(now + reset_after) / 1e6,
-            retry_after=retry_after / 1e6,
-            now=now / 1e6,
-            delay=delay,
+            allowed == 1,
+            remaining,
+            limit,
+            (now + reset_after) / 1e6,
+            retry_after / 1e6,
+            now / 1e6,
+            delay[0] / 1e6 if delay else 0.0,
         )
 
     @classmethod

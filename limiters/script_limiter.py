@@ -2,8 +2,11 @@
 
 Each script gets the ``server_time.lua`` prelude and takes its policy's two parameters, then
 ``now``: ``ARGV = (limit, window in microseconds)`` for the window kinds, ``(capacity, rate)`` for
-the buckets, ``now`` third (empty: the server's TIME). It returns the reply ``Decision.from_script``
-reads.
+the buckets, ``now`` third (empty: the server's TIME), then any ``extra_args``. It returns the
+reply ``Decision.from_script`` reads.
+
+A decision is one round trip, so everything else is worked out once, when the limiter is built:
+the script's sha, the policy's arguments, the budget a Decision reports.
 """
 
 from __future__ import annotations
@@ -12,22 +15,26 @@ from typing import Any
 
 from limiters.base import RedisLimiter, lua_source
 from limiters.decision import Decision
+from limiters.lua import LuaScript
+from limiters.policy import Policy
 
 
 class ScriptLimiter(RedisLimiter):
-    def load_script(self, client: Any, filename: str) -> Any:
-        return client.register_script(lua_source("server_time.lua") + lua_source(filename))
+    def __init__(self, client: Any, policy: Policy, **options: Any) -> None:
+        super().__init__(client, policy, **options)
+        windowed = self.policy.limit is not None
+        self.budget = self.limit if windowed else self.capacity
+        self.policy_args = (self.limit, self.window_us) if windowed else (self.capacity, self.rate)
 
-    @property
-    def budget(self) -> int:
-        """What a Decision reports as its limit: requests per window, or the capacity."""
-        return self.limit if self.policy.limit is not None else self.capacity
+    def load_script(self, filename: str) -> LuaScript:
+        return LuaScript(lua_source("server_time.lua") + lua_source(filename))
 
-    def script_args(self) -> list[object]:
-        if self.policy.limit is not None:
-            return [self.limit, self.window_us, self.server_now_arg()]
-        return [self.capacity, self.rate, self.server_now_arg()]
+    def extra_args(self) -> tuple[object, ...]:
+        """What a script takes after ``now``: none unless a limiter says so."""
+        return ()
 
     def check(self, identity: str) -> Decision:
-        reply = self.script(keys=[self.key(identity)], args=self.script_args())
+        now = "" if self.server_clock is None else self.server_now_arg()
+        args = (*self.policy_args, now, *self.extra_args())
+        reply = self.script.run(self.client, self.key(identity), *args)
         return Decision.from_script(reply, self.budget)

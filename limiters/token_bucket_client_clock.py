@@ -14,5 +14,5 @@ class TokenBucketClientClock(RedisLimiter):
 
     def check(self, identity: str) -> Decision:
         now = self.clock()
-        allowed = self.script(keys=[self.key(identity)], args=[self.capacity, self.rate, now])
+        allowed = self.script.run(self.client, self.key(identity), self.capacity, self.rate, now)
         return Decision(allowed=bool(allowed), limit=self.capacity, now=now)
