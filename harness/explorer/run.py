@@ -12,6 +12,7 @@ from typing import Any
 import redis
 
 from harness.checkers import Verdict, check
+from harness.errors import described
 from harness.explorer import wire
 from harness.explorer.actions import Action, Advance, Step, Through
 from harness.explorer.clocks import InstanceClock, VirtualTime, patched
@@ -99,7 +100,7 @@ class Run:
         self.expiry = None if self.server else Expiry(admin)
         self.unscheduled = 0
         self.faults: set[str] = set()
-        wire.unscheduled_to(self._unscheduled)
+        wire.unscheduled_to(self._unscheduled, self._thread_ended)
         self.trace: list[Line] = []
         self.history: list[Operation] = []
         self.actions: list[Action] = []
@@ -128,6 +129,12 @@ class Run:
             self.trace.append(
                 Line(instance.name, _show(command), _show_reply(reply), instance.clock())
             )
+
+    def _thread_ended(self, thread: str, error: BaseException) -> None:
+        """A thread the limiter started ended on an exception: noted, never the run's end."""
+        self.trace.append(
+            Line(thread, "(unscheduled) thread ends", described(error), self.time.now)
+        )
 
     def _unscheduled(self, thread: str, command: tuple[Any, ...], reply: Any) -> None:
         """A command of a thread the limiter started: it ran when it came, not when chosen."""
@@ -265,7 +272,8 @@ class Run:
             if client is not None:
                 client.close()
         for client in self.clients:
-            client.close()
+            wire.retire(client)
+        wire.unscheduled_to(None, None)  # what the limiter's threads do now is not this run's
         if self.expiry is not None:
             ttls = self.keyspace.ours(self.expiry.snapshot(self.time.now))
         else:

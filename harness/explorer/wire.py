@@ -62,6 +62,7 @@ class Gate(Protocol):
 
 
 Unscheduled = Callable[[str, tuple[Any, ...], Any], None]  # thread name, command, reply
+Ended = Callable[[str, BaseException], None]  # thread name, what it raised
 
 
 @dataclass
@@ -92,11 +93,32 @@ class _Local(threading.local):
 _local = _Local()
 _quiet: set[int] = set()  # threads whose commands pass unseen (the explorer's)
 _sink: list[Unscheduled] = []  # where unscheduled commands are logged (the current run)
+_ended: list[Ended] = []  # where the end of such a thread on an exception is told
+_strays: set[int] = set()  # the threads that have sent unscheduled commands
 
 
-def unscheduled_to(sink: Unscheduled) -> None:
-    """Log the commands of threads nobody schedules to ``sink`` from now on."""
-    _sink[:] = [sink]
+def unscheduled_to(sink: Unscheduled | None, ended: Ended | None) -> None:
+    """From now on, log the commands of threads nobody schedules to ``sink``, and tell
+    ``ended`` when one of them ends on an exception (instead of printing its traceback);
+    None: drop them."""
+    _sink[:] = [sink] if sink else []
+    _ended[:] = [ended] if ended else []
+
+
+class Retired(redis.ConnectionError):
+    """A client of a run that is over was used (by a thread the limiter left running)."""
+
+
+def retire(client: redis.Redis) -> None:
+    """Close a client whose run is over, for good: a thread the limiter started and left
+    running gets ``Retired`` from it from now on (and most such threads then end, silently),
+    instead of a new connection that would keep it sending commands into later runs."""
+
+    def refuse(*args: Any, **options: Any) -> Any:
+        raise Retired("the explorer's run that this client served is over")
+
+    client.connection_pool.get_connection = refuse  # type: ignore[method-assign]
+    client.close()
 
 
 @contextlib.contextmanager
@@ -114,6 +136,8 @@ def intercepted() -> Iterator[None]:
     """Route the commands of every redis-py and valkey-py connection through here."""
     patches = [(cls, name, getattr(cls, name)) for cls in _classes() for name in _METHODS]
     _quiet.add(threading.get_ident())
+    if not getattr(threading.excepthook, "ours", False):  # for good: see _thread_ended
+        threading.excepthook = _thread_ended(threading.excepthook)
     try:
         for cls, name, original in patches:
             setattr(cls, name, _METHODS[name](original))
@@ -123,6 +147,24 @@ def intercepted() -> Iterator[None]:
             setattr(cls, name, original)
         _quiet.discard(threading.get_ident())
         _sink.clear()
+        _ended.clear()
+
+
+def _thread_ended(hook: Callable[[Any], object]) -> Callable[[Any], None]:
+    """A thread ended on an exception. One a limiter started, during a run: the run is told,
+    nothing printed. One that sent unscheduled commands and outlived its run (its client was
+    retired under it, perhaps after the explorer is done): nothing. Any other: ``hook``, as
+    before. Installed once, for good, since such a thread may end at any time later."""
+
+    def ended(args: Any) -> None:
+        ident = getattr(args.thread, "ident", None)
+        if _ended and ident not in _quiet and args.exc_value is not None:
+            _ended[0](getattr(args.thread, "name", "a thread"), args.exc_value)
+        elif ident not in _strays and not isinstance(args.exc_value, Retired):
+            hook(args)
+
+    ended.ours = True  # type: ignore[attr-defined]
+    return ended
 
 
 def _classes() -> list[type]:
@@ -243,6 +285,8 @@ def _before(connection: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
         point, logged = False, None
     elif wire.resend and name in SCRIPTS:
         point, wire.resend = False, False
+    if gate is None:
+        _strays.add(threading.get_ident())
     if point and gate is not None:
         read = type(connection).read_response.original
         while wire.owed:  # what was sent before must have run before this may go

@@ -25,11 +25,40 @@ def test_race_finds_saves_and_replay_reproduces(tmp_path: Path) -> None:
     # INCR sent, then the crash before EXPIRE: the sweep's third schedule
     assert "immortal-key, found by the one-preemption sweep" in found.stdout
     assert "already the shortest of its family, 3 actions" in found.stdout
-    assert json.loads(summary.read_text())["found"] == ["immortal-key"]
-    assert json.loads(summary.read_text())["found_by"] == "sweep"
+    said = json.loads(summary.read_text())
+    # every kind it shows, one search each, each with the faults it needs
+    assert said["found"] == ["immortal-key", "over-admission", "wrongful-rejection"]
+    assert said["found_by"] == "sweep"
+    needs = {tuple(flaw["kinds"]): flaw["faults"] for flaw in said["flaws"]}
+    assert needs == {
+        ("immortal-key",): ["crash"],
+        ("over-admission",): ["skew"],  # its window key comes from the app server's clock
+        ("wrongful-rejection",): ["skew"],
+    }
+    assert said["flaws"][0]["trace"] == str(trace)
+    assert all(Path(flaw["trace"]).exists() for flaw in said["flaws"])
+    assert "immortal-key: needs crash" in found.stdout
     replayed = harness("replay", str(trace), "--redis", "embedded")
     assert replayed.returncode == 1, replayed.stderr
     assert "reproduced: immortal-key" in replayed.stdout
+
+
+def test_nemesis_chooses_the_faults_and_exit_1_is_only_for_a_flaw_under_them(
+    tmp_path: Path,
+) -> None:
+    args = ("race", "--limiter", "fixed-window-incr-expire", "--seed", "1", "--redis", "embedded",
+            "--max-examples", "60", "--trace", str(tmp_path / "trace.json"))  # fmt: skip
+    clean = harness(*args, "--nemesis", "none")
+    assert clean.returncode == 0, clean.stdout + clean.stderr  # every flaw of it needs a fault
+    assert "faults allowed: none" in clean.stdout
+    crash_only = harness(*args, "--nemesis", "crash", "--json", str(tmp_path / "race.json"))
+    assert crash_only.returncode == 1
+    assert json.loads((tmp_path / "race.json").read_text())["found"] == ["immortal-key"]
+    for bad in (["--nemesis", "crash,partition"], ["--max-skew", "-1"]):
+        refused = harness(*args, *bad)
+        assert refused.returncode == 2
+        assert refused.stderr.strip().splitlines()[-1].startswith("error: ")
+        assert "Traceback" not in refused.stderr
 
 
 def test_a_find_of_the_search_is_shrunk(tmp_path: Path) -> None:

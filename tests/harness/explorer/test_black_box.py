@@ -1,0 +1,121 @@
+"""The explorer judges limiters it did not write as truly as its own: scripts on the server's
+clock that name their keys themselves, clients of their own, threads of their own, real
+libraries (black_box.py). Every race here runs on a server on virtual time."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+import pytest
+
+from harness.explorer.actions import Action, Advance, Through
+from harness.explorer.explore import Exploration, explore
+from harness.explorer.run import RunResult, Setup, run_schedule
+from harness.explorer.schedules import space_for
+from harness.provision import RedisServer
+from limiters import Policy
+
+pytestmark = pytest.mark.integration
+BOX = "tests.harness.explorer.black_box"
+FIXED = "fixed-window:limit=2,window=10"
+
+
+def _setup(server: RedisServer, plugin: str, spec: str = FIXED) -> Setup:
+    return Setup(f"{BOX}:{plugin}", Policy.parse(spec), 2, server.url, clock_file=server.clock_file)
+
+
+def _race(
+    server: RedisServer, plugin: str, *, spec: str = FIXED, nemesis: str | None = None
+) -> Exploration:
+    space = space_for(nemesis, None)
+    return explore(_setup(server, plugin, spec), space=space, max_examples=120, seed=3)
+
+
+def _run(server: RedisServer, plugin: str, actions: Iterable[Action]) -> RunResult:
+    return run_schedule(_setup(server, plugin), list(actions))[0]
+
+
+def _said(result: RunResult) -> list[str]:
+    return [f"{line.instance} {line.what} -> {line.reply}" for line in result.trace]
+
+
+def test_the_server_keeps_the_explorers_time(virtual_server: RedisServer) -> None:
+    # three requests, 10 s apart, on a script that reads TIME and names its key from it: each
+    # window's key is new, and the one of the last window lives exactly to its end
+    whole = [Through(0, "user:1"), Advance(10), Through(0, "user:1"), Advance(13.25)]
+    result = _run(virtual_server, "server_time_window", [*whole, Through(1, "user:1")])
+    assert [op.outcome.value for op in result.history] == ["allowed"] * 3
+    key = "app:rl:{user:1}:180000002"  # 1800000023.25 s, in windows of 10 s
+    assert result.ttls == {key: pytest.approx(6.75)}
+
+
+def test_a_script_on_the_servers_clock_naming_its_own_key_is_clean(
+    virtual_server: RedisServer,
+) -> None:
+    found = _race(virtual_server, "server_time_window")
+    assert found.found is None, found.verdict
+    assert found.decisions > 0
+
+
+def test_a_key_that_expires_before_its_window_ends_is_caught_once_time_passes(
+    virtual_server: RedisServer,
+) -> None:
+    found = _race(virtual_server, "short_lived_window")
+    assert found.found is not None
+    assert found.kinds == {"over-admission"}
+    assert found.faults == set()  # time passing between requests is enough
+    assert any(isinstance(action, Advance) for action in found.found.actions)
+
+
+@pytest.mark.parametrize("plugin", ["own_client_on_the_pool", "own_client_from_the_url"])
+def test_a_client_of_the_limiters_own_is_scheduled_like_the_given_one(
+    virtual_server: RedisServer, plugin: str
+) -> None:
+    said = _said(_run(virtual_server, plugin, [Through(0, "user:1"), Through(1, "user:1")]))
+    assert sum(line.startswith("app-0 EVALSHA") for line in said) == 1
+    assert sum(line.startswith("app-1 EVALSHA") for line in said) == 1
+    assert _race(virtual_server, plugin).found is None
+
+
+def test_a_thread_the_limiter_starts_passes_unscheduled_and_never_ends_the_run(
+    virtual_server: RedisServer,
+) -> None:
+    busy = [Through(n % 2, "user:1") for n in range(6)]  # a few milliseconds of real time
+    result = _run(virtual_server, "with_a_thread_of_its_own", [*busy, Advance(1)])
+    assert any(line.startswith("keep-alive (unscheduled) TIME") for line in _said(result))
+    assert result.unscheduled > 0
+    assert _race(virtual_server, "with_a_thread_of_its_own").found is None
+
+
+def test_a_transaction_on_client_clocks_breaks_only_when_the_clocks_do(
+    virtual_server: RedisServer,
+) -> None:
+    assert _race(virtual_server, "watch_multi_client_clock", nemesis="crash").found is None
+    skewed = _race(virtual_server, "watch_multi_client_clock")
+    assert skewed.kinds == {"over-admission"}
+    assert skewed.faults == {"skew"}
+    assert skewed.clocks_apart < 1  # clocks a few milliseconds apart at a boundary, not a window
+
+
+def test_limits_moving_window_over_admits_only_across_skewed_clocks(
+    virtual_server: RedisServer,
+) -> None:
+    pytest.importorskip("limits", reason="the compare extra (pip install -e '.[compare]')")
+    window = "sliding-window:limit=2,window=10"
+    unskewed = _race(virtual_server, "limits_moving_window", spec=window, nemesis="crash,stall")
+    assert unskewed.found is None or "over-admission" not in unskewed.kinds, unskewed.verdict
+    setup = _setup(virtual_server, "limits_moving_window", window)
+    over = explore(setup, wanted=lambda v: "over-admission" in v.kinds, max_examples=300, seed=3)
+    assert over.faults == {"skew"}  # it stamps entries with the app server's time.time()
+
+
+def test_pyrate_limiters_leak_thread_runs_unscheduled_and_its_keys_never_expire(
+    virtual_server: RedisServer,
+) -> None:
+    pytest.importorskip("pyrate_limiter", reason="the compare extra (pip install -e '.[compare]')")
+    result = _run(virtual_server, "pyrate_redis_bucket", [Through(0, "user:1"), Advance(1)])
+    assert any("(unscheduled) ZREMRANGEBYSCORE pyrate" in line for line in _said(result))
+    assert result.ttls == {"pyrate": -1.0}  # the leak thread trims it; nothing expires it
+    found = _race(virtual_server, "pyrate_redis_bucket")
+    assert found.found is not None
+    assert "immortal-key" in found.kinds
