@@ -40,9 +40,9 @@ def _said(result: RunResult) -> list[str]:
 
 
 def test_the_server_keeps_the_explorers_time(virtual_server: RedisServer) -> None:
-    # three requests, 10 s apart, on a script that reads TIME and names its key from it: each
-    # window's key is new, and the one of the last window lives exactly to its end
-    whole = [Through(0, "user:1"), Advance(10), Through(0, "user:1"), Advance(13.25)]
+    # three requests in two windows, on a script that reads TIME and names its key from it:
+    # the first window's key has expired, the last one's lives exactly to its window's end
+    whole: list[Action] = [Through(0, "user:1"), Advance(10), Through(0, "user:1"), Advance(13.25)]
     result = _run(virtual_server, "server_time_window", [*whole, Through(1, "user:1")])
     assert [op.outcome.value for op in result.history] == ["allowed"] * 3
     key = "app:rl:{user:1}:180000002"  # 1800000023.25 s, in windows of 10 s
