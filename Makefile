@@ -4,15 +4,14 @@ PY := $(VENV)/bin/python
 LOCAL_REDIS_IMAGE := ratelimit-harness/redis:local
 
 <<<<<<< HEAD
-.PHONY: venv race-test load report study test lint unit doctor redis-image clean
 =======
-.PHONY: venv race-test load report test lint unit doctor bench redis-image clean
+.PHONY: venv race-test load report study test lint unit doctor bench redis-image clean
 >>>>>>> speed-limiters
 
 venv: $(VENV)/.installed
 
 $(VENV)/.installed: pyproject.toml
-	python3 -m venv $(VENV) && $(PY) -m pip install -q -e '.[dev]' && touch $@
+	python3 -m venv $(VENV) && $(PY) -m pip install -q -e '.[dev,compare]' && touch $@
 
 race-test: venv
 	$(PY) -m harness race-test $(RACE_ARGS)
