@@ -3,10 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 LOCAL_REDIS_IMAGE := ratelimit-harness/redis:local
 
-<<<<<<< HEAD
-=======
 .PHONY: venv race-test load report study test lint unit doctor bench redis-image clean
->>>>>>> speed-limiters
 
 venv: $(VENV)/.installed
 
