@@ -132,15 +132,14 @@ class Run:
 
     def _thread_ended(self, thread: str, error: BaseException) -> None:
         """A thread the limiter started ended on an exception: noted, never the run's end."""
-        self.trace.append(
-            Line(thread, "(unscheduled) thread ends", described(error), self.time.now)
-        )
+        what = "(unscheduled) thread ends"
+        self.trace.append(Line(_lane(thread), what, described(error), self.time.now))
 
     def _unscheduled(self, thread: str, command: tuple[Any, ...], reply: Any) -> None:
         """A command of a thread the limiter started: it ran when it came, not when chosen."""
         self.unscheduled += 1
-        line = Line(thread, f"(unscheduled) {_show(command)}", _show_reply(reply), self.time.now)
-        self.trace.append(line)
+        what = f"(unscheduled) {_show(command)}"
+        self.trace.append(Line(_lane(thread), what, _show_reply(reply), self.time.now))
 
     def enabled(self) -> Iterator[int]:
         """The instances that can take a step."""
@@ -346,6 +345,11 @@ def decided(
         scheduled = (decision.now if decision.now is not None else completed) + decision.delay
         invoked, completed = sorted((scheduled, completed + decision.delay))
     return Operation(process, identity, invoked, completed, outcome, decision.now, keys)
+
+
+def _lane(thread: str) -> str:
+    """A thread's name as one word, so a trace line still reads as its columns."""
+    return "-".join(thread.split()) or "thread"
 
 
 def _show(command: tuple[Any, ...]) -> str:
