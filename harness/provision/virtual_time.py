@@ -74,6 +74,15 @@ class ServerClock:
         fresh.replace(self.path)
         self.ms = round(seconds * 1000)
 
+    def follow_real_time(self) -> None:
+        """The server keeps real time again (for what runs on real clocks, such as the naive
+        stress test), until the next ``set``."""
+        fresh = self.path.with_suffix(".new")
+        fresh.write_text("+0\n")  # libfaketime: the real time, offset by nothing
+        fresh.replace(self.path)
+        self.ms = None
+        time.sleep(0.002)  # past the millisecond the server may still read the old time in
+
     def settle(self) -> None:
         """Return once the server's time is the one last written (see the module's text)."""
         if self.ms is None:
