@@ -20,6 +20,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from reports.figures import save
 from reports.load import LoadRun, RuleResult
 from reports.policy import allowance
 from reports.verdicts import Operation
@@ -75,10 +76,7 @@ def plot(run: LoadRun, rule: RuleResult, path: Path) -> Path | None:
         fontsize=10,
     )
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)
 
 
 def _round(seconds: float) -> float:

@@ -12,6 +12,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from reports.figures import save
 from reports.load import LoadRun
 from reports.verdicts import KINDS
 
@@ -37,7 +38,4 @@ def plot(runs: list[LoadRun], path: Path) -> Path:
     ax.set_title(f"Violations against instances ({len(runs)} load runs)")
     ax.grid(True, color="#eeeeee")
     ax.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)

@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
+from reports.figures import save
 from reports.load import LoadRun
 
 
@@ -44,10 +45,7 @@ def plot(run: LoadRun, path: Path) -> Path | None:
     ax.set_title(f"Latency by percentile, as the clients measured it ({run.directory.name})")
     ax.grid(True, which="major", color="#dddddd")
     ax.legend(loc="upper left", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)
 
 
 def _percentile(x: float) -> str:

@@ -14,6 +14,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from reports import html, markdown
+from reports.figures import save
 from reports.tables import Finding, Report, Table
 
 CHAPTER_BYTES_PER_ENTRY = (20, 40)  # Part 3: "Each entry = 20-40 bytes -> ~40MB"
@@ -139,10 +140,7 @@ def memory_plot(study: dict[str, Any], path: Path) -> Path:
     ax.set_title("Memory per identity as its requests in a window rise")
     ax.grid(True, which="major", color="#dddddd")
     ax.legend(loc="upper left", fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)
 
 
 def _memory_cell(rows: list[dict[str, Any]]) -> str:

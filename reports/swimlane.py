@@ -13,6 +13,7 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.patches import FancyBboxPatch, Patch
 
+from reports.figures import save
 from reports.race import Step, Trace
 
 _JUMP = re.compile(r"clock jumps ([+-][0-9.]+) s \(now ([+-]?[0-9.]+) s off\)")
@@ -64,10 +65,7 @@ def plot(trace: Trace, path: Path) -> Path:
         frameon=False,
     )
     ax.grid(axis="x", color="#eeeeee", zorder=0)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    return path
+    return save(fig, path)
 
 
 def _draw(ax: Axes, step: Step, lanes: dict[str, int], top: int, *, guilty: bool) -> None:
