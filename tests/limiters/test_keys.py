@@ -60,10 +60,10 @@ def two_policies(name: str) -> tuple[Policy, Policy]:
 def in_turn(
     asks: Sequence[tuple[Limiter, str]], clock: ManualClock, client: Any
 ) -> list[list[Decision]]:
-    """Each (limiter, identity) asked in turn, three times a round, for eight rounds 0.25 s
-    apart (two windows of the catalogue's policies): the decisions of each."""
+    """Each (limiter, identity) asked in turn, three times a round, for twelve rounds 0.25 s
+    apart (across the edge of the catalogue's 2 s windows): the decisions of each."""
     decisions: list[list[Decision]] = [[] for _ in asks]
-    for _ in range(8):
+    for _ in range(12):
         for _ in range(3):
             for (limiter, identity), seen in zip(asks, decisions, strict=True):
                 seen.append(limiter.check(identity))
