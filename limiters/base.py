@@ -15,6 +15,7 @@ forward can age keys by the same amount.
 from __future__ import annotations
 
 import math
+import re
 import time
 from collections.abc import Callable
 from functools import cache
@@ -86,6 +87,7 @@ class RedisLimiter:
         self.clock = clock
         self.server_clock = server_clock
         self.key_prefix = prefix or self.prefix
+        self.key_tag = f"{_kebab_case(type(self).__name__)}:{policy.exact_params()}"
         if self.script_file:
             self.script = self.load_script(self.script_file)
 
@@ -94,11 +96,15 @@ class RedisLimiter:
         return LuaScript(lua_source(filename))
 
     def key(self, identity: str, *parts: object) -> str:
-        """``prefix:{identity}[:part...]``: the braces are a Cluster hash tag, so every key of
-        one identity lives in one slot and a script may touch them together."""
-        if not parts:
-            return f"{self.key_prefix}:{{{identity}}}"
-        return ":".join([self.key_prefix, "{" + identity + "}", *map(str, parts)])
+        """``prefix:{identity}:algorithm:policy[:part...]``, for example
+        ``ratelimit:{user:1}:fixed-window-lua:limit=5,window=2`` or, with a window's index,
+        ``ratelimit:{user:1}:fixed-window-incr-expire:limit=5,window=2:900000000``.
+
+        The braces are a Cluster hash tag: every key of one identity lives in one slot, so a
+        script may touch them together. The algorithm (the class' name in kebab case, as the
+        catalogue names it) and the policy's exact parameters (``Policy.exact_params``) keep two
+        limiters, or two policies, of one identity apart: no shared count, no WRONGTYPE."""
+        return ":".join([self.key_prefix, "{" + identity + "}", self.key_tag, *map(str, parts)])
 
     def server_now_arg(self) -> str:
         """The ``now`` argument for a server-time script: empty means 'read TIME'."""
@@ -128,6 +134,11 @@ class RedisLimiter:
     @property
     def window_us(self) -> int:
         return round(self.window * 1e6)
+
+
+def _kebab_case(name: str) -> str:
+    """``FixedWindowLua`` -> ``fixed-window-lua``."""
+    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "-", name).lower()
 
 
 def _required(policy: Policy, name: str) -> Any:

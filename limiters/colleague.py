@@ -1,8 +1,9 @@
 """colleague: the rate limiter of Practice Problem 3, as the colleague wrote it.
 
-``GET rl:<id>`` then ``SETEX rl:<id> 60 count + 1``: the read and the write race
-(over-admission); the window is 60 s whatever the policy says, has no start, and every
-SETEX pushes its end further away (wrongful rejection).
+``GET rl:<id>`` then ``SETEX rl:<id> 60 count + 1`` (the key is ``rl:{<id>}:colleague:<policy>``
+here, as ``RedisLimiter.key`` names keys): the read and the write race (over-admission); the
+window is 60 s whatever the policy says, has no start, and every SETEX pushes its end further
+away (wrongful rejection).
 """
 
 from limiters.base import RedisLimiter

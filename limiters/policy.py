@@ -6,6 +6,7 @@ A spec is ``kind:name=value,...``, e.g. ``fixed-window:limit=5,window=2`` or
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 
 # kind -> the parameters it takes, in the order they are printed
@@ -58,8 +59,15 @@ class Policy:
         return cls(kind=kind, **values)  # type: ignore[arg-type]
 
     def __str__(self) -> str:
-        params = ",".join(f"{name}={_format(getattr(self, name))}" for name in KINDS[self.kind])
-        return f"{self.kind}:{params}"
+        return f"{self.kind}:{self._joined(_format)}"
+
+    def exact_params(self) -> str:
+        """``name=value,...`` with every value exact (``str`` rounds to six digits): what a
+        limiter's keys carry, so two policies of one kind never name one key."""
+        return self._joined(_exact)
+
+    def _joined(self, form: Callable[[float | int | None], str]) -> str:
+        return ",".join(f"{name}={form(getattr(self, name))}" for name in KINDS[self.kind])
 
     def params(self) -> dict[str, float | int]:
         """The parameters this policy's kind takes, by name."""
@@ -79,3 +87,9 @@ def _number(name: str, text: str, spec: str) -> float | int:
 
 def _format(value: float | int | None) -> str:
     return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def _exact(value: float | int | None) -> str:
+    """``_format`` where it loses nothing (``2``, ``2.5``), else every digit."""
+    text = _format(value)
+    return text if value is None or float(text) == value else repr(value)

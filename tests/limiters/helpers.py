@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from limiters import CATALOGUE, Decision, Limiter, Policy
+from limiters.base import RedisLimiter
 from tests.clocks import ManualClock
 
 
@@ -19,3 +20,9 @@ def run(limiter: Limiter, requests: int, identity: str = "user:1") -> list[Decis
 
 def admitted(limiter: Limiter, requests: int, identity: str = "user:1") -> int:
     return sum(d.allowed for d in run(limiter, requests, identity))
+
+
+def key_of(limiter: Limiter, identity: str = "user:1") -> str:
+    """The one key a Redis limiter keeps for ``identity`` (its format: ``RedisLimiter.key``)."""
+    assert isinstance(limiter, RedisLimiter)
+    return limiter.key(identity)

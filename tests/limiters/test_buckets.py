@@ -5,7 +5,7 @@ import redis
 
 from limiters import CATALOGUE, Policy
 from tests.clocks import ManualClock, advance
-from tests.limiters.helpers import admitted, make, run
+from tests.limiters.helpers import admitted, key_of, make, run
 
 pytestmark = pytest.mark.integration
 
@@ -110,4 +110,4 @@ def test_leaky_bucket_keeps_the_last_departure_for_one_more_interval(
     assert limiter.check("user:1").delay == 0
     advance(clock, client, 0.3)
     assert limiter.check("user:1").delay == pytest.approx(0.2)
-    assert 0 < client.pttl("ratelimit:{user:1}") <= 700
+    assert 0 < client.pttl(key_of(limiter)) <= 700

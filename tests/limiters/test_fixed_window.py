@@ -7,7 +7,7 @@ import pytest
 import redis
 
 from tests.clocks import ManualClock, advance
-from tests.limiters.helpers import admitted, make, run
+from tests.limiters.helpers import admitted, key_of, make, run
 
 pytestmark = pytest.mark.integration
 
@@ -80,8 +80,9 @@ def test_lua_decision_reports_remaining_reset_and_retry(
 
 def test_lua_ttl_ends_with_the_window(client: redis.Redis, clock: ManualClock) -> None:
     advance(clock, client, 1.5)
-    make("fixed-window-lua", client, FIXED, clock).check("user:1")
-    assert 0 < client.pttl("ratelimit:{user:1}") <= 500
+    limiter = make("fixed-window-lua", client, FIXED, clock)
+    limiter.check("user:1")
+    assert 0 < client.pttl(key_of(limiter)) <= 500
 
 
 def test_naive_restarts_its_window_on_every_admission(

@@ -4,7 +4,7 @@ import pytest
 import redis
 
 from tests.clocks import ManualClock, advance
-from tests.limiters.helpers import admitted, make, run
+from tests.limiters.helpers import admitted, key_of, make, run
 
 pytestmark = pytest.mark.integration
 
@@ -36,8 +36,8 @@ def test_lua_log_frees_a_slot_exactly_one_window_after_the_admission(
     assert refused.retry_after == pytest.approx(0.75)
     advance(clock, client, 0.75)  # the first admission is exactly one window old: out
     assert [d.allowed for d in run(limiter, 2)] == [True, False]
-    assert client.zcard("ratelimit:{user:1}") == 5
-    assert 0 < client.pttl("ratelimit:{user:1}") <= 2000
+    assert client.zcard(key_of(limiter)) == 5
+    assert 0 < client.pttl(key_of(limiter)) <= 2000
 
 
 def test_pipeline_log_locks_out_a_client_that_keeps_asking(
@@ -55,7 +55,7 @@ def test_pipeline_log_locks_out_a_client_that_keeps_asking(
         lua_admitted += lua.check("atomic").allowed
     assert pipeline_admitted == 0
     assert lua_admitted == 6  # at 2, 2.25, 2.5, 2.75, 3 and 4 s
-    assert client.zcard("ratelimit:{piped}") == 8  # the refusals of the last window
+    assert client.zcard(key_of(pipeline, "piped")) == 8  # the refusals of the last window
 
 
 @pytest.mark.parametrize("name", COUNTERS)
@@ -94,5 +94,6 @@ def test_counter_forgets_a_window_two_windows_old(
 
 def test_lua_counter_keeps_its_key_for_two_windows(client: redis.Redis, clock: ManualClock) -> None:
     advance(clock, client, 0.5)
-    make("sliding-counter-lua", client, "sliding-counter:limit=5,window=2", clock).check("u")
-    assert 3000 < client.pttl("ratelimit:{u}") <= 3500
+    limiter = make("sliding-counter-lua", client, "sliding-counter:limit=5,window=2", clock)
+    limiter.check("u")
+    assert 3000 < client.pttl(key_of(limiter, "u")) <= 3500
