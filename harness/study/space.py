@@ -24,13 +24,14 @@ class Space:
         self.owned = claim(server, flush=False)  # refuses a given Redis that holds keys
         self.url = server.url
         self.client = redis.Redis.from_url(server.url)
-        self.prefix = f"study-{secrets.token_hex(4)}"
+        # as long as the limiters' own "ratelimit", so that a key weighs what a user's would
+        self.prefix = f"s{secrets.token_hex(4)}"
 
     def limiter(self, name: str, policy: Policy, client: Any = None, **clocks: Any) -> Limiter:
-        """A catalogue limiter whose keys carry this run's prefix and its own name, so that no
-        two limiters of a run ever share a key."""
+        """A catalogue limiter whose keys carry this run's prefix (and, as every limiter's, its
+        own name and policy, so that no two limiters of a run ever share a key)."""
         factory = CATALOGUE[name].factory
-        return factory(client or self.client, policy, prefix=self.key(name), **clocks)
+        return factory(client or self.client, policy, prefix=self.prefix, **clocks)
 
     def on_clock(self, name: str, policy: Policy) -> Callable[[Clock], Limiter]:
         """What builds that limiter on a given virtual server clock (for ``at_instants``)."""
@@ -42,7 +43,7 @@ class Space:
 
     def keys_of(self, name: str, identity: str) -> list[str]:
         """The keys the limiter ``name`` of this run holds for ``identity``."""
-        pattern = f"{_escaped(self.key(name))}:{{{_escaped(identity)}}}*"
+        pattern = f"{_escaped(self.prefix)}:{{{_escaped(identity)}}}:{_escaped(name)}:*"
         return sorted(k.decode() for k in self.client.scan_iter(match=pattern, count=1000))
 
     def drop(self) -> int:
