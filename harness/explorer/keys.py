@@ -52,14 +52,26 @@ def text(value: Any) -> str:
     return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
+# every key and its PTTL, in one round trip (the explorer's databases hold a few keys)
+_TTLS = """
+local found, cursor = {}, '0'
+repeat
+  local page = redis.call('SCAN', cursor, 'COUNT', 1000)
+  cursor = page[1]
+  for _, key in ipairs(page[2]) do
+    found[#found + 1] = key
+    found[#found + 1] = redis.call('PTTL', key)
+  end
+until cursor == '0'
+return found
+"""
+
+
 def server_ttls(client: Any) -> dict[str, float]:
     """Every key and its TTL in seconds (-1: none), as the server has them: on a server on
-    virtual time, that is virtual time's. A key gone between SCAN and PTTL is left out."""
-    keys = list(client.scan_iter(count=1000))
-    pipe = client.pipeline(transaction=False)
-    for key in keys:
-        pipe.pttl(key)
-    ttls = {text(key): ttl for key, ttl in zip(keys, pipe.execute(), strict=True)}
+    virtual time, that is virtual time's."""
+    flat = client.eval(_TTLS, 0)
+    ttls = {text(key): int(ttl) for key, ttl in zip(flat[::2], flat[1::2], strict=True)}
     return {key: -1.0 if ttl == -1 else ttl / 1000 for key, ttl in ttls.items() if ttl != -2}
 
 

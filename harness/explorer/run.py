@@ -96,7 +96,7 @@ class Run:
         self.server = ServerClock(setup.clock_file, admin) if setup.clock_file else None
         if self.server is not None:
             self.server.set(self.time.now)
-        self.keyspace = Keyspace(admin, flush=setup.flush)
+        self.keyspace = Keyspace(admin, flush=setup.flush, real_time=self.server is None)
         self.expiry = None if self.server else Expiry(admin)
         self.unscheduled = 0
         self.faults: set[str] = set()

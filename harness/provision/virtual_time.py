@@ -63,6 +63,7 @@ class ServerClock:
     def __init__(self, path: str | Path, client: redis.Redis) -> None:
         self.path, self.client = Path(path), client
         self.ms: int | None = None  # the instant last written, in ms, until the server has it
+        self.written = 0.0  # when it was written (real, monotonic)
 
     def set(self, seconds: float) -> None:
         """The server's time is now ``seconds`` (epoch), to the millisecond. Written to a new
@@ -72,7 +73,7 @@ class ServerClock:
         fresh = self.path.with_suffix(".new")
         fresh.write_text(instant.strftime("%Y-%m-%d %H:%M:%S.%f\n"))
         fresh.replace(self.path)
-        self.ms = round(seconds * 1000)
+        self.ms, self.written = round(seconds * 1000), time.monotonic()
 
     def follow_real_time(self) -> None:
         """The server keeps real time again (for what runs on real clocks, such as the naive
@@ -86,6 +87,9 @@ class ServerClock:
     def settle(self) -> None:
         """Return once the server's time is the one last written (see the module's text)."""
         if self.ms is None:
+            return
+        if time.monotonic() - self.written > 0.00105:  # its next reading of the wall clock
+            self.ms = None  # is after the write, whenever it last read it
             return
         for _ in range(PROBES):
             seconds, micros = self.client.time()
