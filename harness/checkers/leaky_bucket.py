@@ -14,10 +14,10 @@ any time before its departure).
 
 from __future__ import annotations
 
+import functools
 import heapq
 import math
 from bisect import bisect_right
-from itertools import accumulate
 
 import numpy as np
 
@@ -115,6 +115,14 @@ def _earliest(starts: Instants, deadlines: Instants, gap: float) -> Instants | N
     while position < count or pending:
         if not pending:
             slot = max(slot, start_list[order[position]])
+            if position + 1 == count or start_list[order[position + 1]] > slot:
+                index = order[position]  # released alone: no need of the heap
+                position += 1
+                if deadline_list[index] < slot - SLACK:
+                    return None
+                placed[index] = min(slot, deadline_list[index])
+                slot = placed[index] + gap
+                continue
         while position < count and start_list[order[position]] <= slot:
             heapq.heappush(pending, (deadline_list[order[position]], order[position]))
             position += 1
@@ -128,10 +136,13 @@ def _earliest(starts: Instants, deadlines: Instants, gap: float) -> Instants | N
 
 def _spaced(starts: Instants, rate: float) -> Instants:
     """The earliest the k-th of calls invoked at ``starts`` (sorted) can depart, 1/rate apart."""
-    return np.array(
-        list(accumulate(starts.tolist(), lambda last, start: max(last + 1 / rate - SLACK, start))),
-        dtype=np.float64,
-    )
+    gap = 1 / rate
+    spaced = starts.tolist()
+    for k in range(1, len(spaced)):
+        after = spaced[k - 1] + gap - SLACK
+        if not spaced[k] > after:  # max(after, start): ``after`` unless start is greater
+            spaced[k] = after
+    return np.array(spaced, dtype=np.float64)
 
 
 def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
@@ -146,8 +157,12 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     accepted_array = np.sort(joined)
     gone_array = np.sort(np.maximum(joined, columns.end[maybe]))
 
+    @functools.cache
+    def lists() -> tuple[list[float], list[float]]:
+        return accepted_array.tolist(), gone_array.tolist()
+
     def most_used(op: Operation) -> float:
-        accepted, gone = accepted_array.tolist(), gone_array.tolist()
+        accepted, gone = lists()
         first, last = op.invoke, decided_by(op)
         later = accepted[bisect_right(accepted, first) : bisect_right(accepted, last + SLACK)]
         return max(

@@ -126,11 +126,12 @@ def _drops_none(
     """``_greedy`` on the intervals ``first`` to ``last`` (sorted by start), up to its first
     drop. Ties of start may be released in any order: only the deadlines reach the heap, and
     equal ones place alike. One released alone (as most are) skips the heap."""
-    earliest, place = tracker.earliest, tracker.place
+    place = tracker.place
+    earliest = tracker.earliest()
     pending: list[float] = []
     position = first
     while position < last or pending:
-        slot = earliest()
+        slot = earliest
         if not pending:
             slot = max(slot, starts[position])
             if position + 1 == last or starts[position + 1] > slot:  # released alone
@@ -138,7 +139,7 @@ def _drops_none(
                 position += 1
                 if deadline < slot - SLACK:
                     return False
-                place(min(slot, deadline))
+                earliest = place(min(slot, deadline))
                 continue
         while position < last and starts[position] <= slot:
             heapq.heappush(pending, deadlines[position])
@@ -146,7 +147,7 @@ def _drops_none(
         deadline = heapq.heappop(pending)
         if deadline < slot - SLACK:
             return False
-        place(min(slot, deadline))
+        earliest = place(min(slot, deadline))
     return True
 
 
