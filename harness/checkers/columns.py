@@ -8,7 +8,7 @@ order they first appear, as the checkers always have.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from operator import itemgetter
@@ -45,8 +45,8 @@ class Columns:
         return cls(
             operations,
             np.fromiter(map(_INVOKE, operations), np.float64, count),
-            _seconds(map(_COMPLETE, operations), count),
-            _seconds(map(_NOW, operations), count),
+            np.fromiter(map(_COMPLETE, operations), np.float64, count),  # None: NaN
+            np.fromiter(map(_NOW, operations), np.float64, count),
             np.fromiter(map(_CODE.__getitem__, map(_OUTCOME, operations)), np.int8, count),
             np.fromiter(map(names.__getitem__, keys), np.int32, count),
             list(names),
@@ -73,12 +73,3 @@ class Columns:
 
     def picked(self, indexes: Indexes) -> list[Operation]:
         return [self.operations[i] for i in indexes.tolist()]
-
-
-def _seconds(values: Iterable[float | None], count: int) -> Floats:
-    """``count`` values as an array, NaN for None (where there is one, a slower path)."""
-    values = list(values)
-    try:
-        return np.fromiter(values, np.float64, count)
-    except TypeError:
-        return np.array(values, np.float64)
