@@ -55,11 +55,11 @@ def check(
     if all(part.policies is None for part in parts):
         raise PolicyError(f"no checker judges {policy.kind} policies")
     evidence = Evidence(history, ttls or {})
-    verdict = Verdict(str(policy), len(history), metrics=describe(history))
+    verdict = Verdict(str(policy), len(history), metrics=describe(evidence.columns))
     for part in parts:
         found = part.find(evidence, policy)
         verdict.add(part.kind, found.violations)
         verdict.inconclusive += found.inconclusive
     if policy.kind == "sliding-counter":
-        verdict.metrics["sliding_accuracy"] = sliding_counter.accuracy(history, policy)
+        verdict.metrics["sliding_accuracy"] = sliding_counter.accuracy(evidence.columns, policy)
     return verdict

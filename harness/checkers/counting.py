@@ -8,24 +8,34 @@ before any ``until >= since`` too: the operations that can fall in [since, until
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
 
-from harness.checkers.timeline import end
-from harness.history import Operation
+from harness.checkers.timeline import Timeline
 
 Instants = npt.NDArray[np.float64]
 Counts = npt.NDArray[np.int64]
 
 
 class Placeable:
-    def __init__(self, operations: Sequence[Operation]) -> None:
-        self.starts = sorted(op.invoke for op in operations)
-        self.ends = sorted(end(op) for op in operations)
-        self.start_array = np.array(self.starts, dtype=np.float64)
-        self.end_array = np.array(self.ends, dtype=np.float64)
+    """The operations that may have counted on one key: the admitted and the unknown ones."""
+
+    def __init__(self, line: Timeline) -> None:
+        maybe = line.maybe_at
+        self.start_array = np.sort(line.columns.invoke[maybe])
+        self.end_array = np.sort(line.columns.end[maybe])
+
+    @cached_property
+    def starts(self) -> list[float]:
+        starts: list[float] = self.start_array.tolist()
+        return starts
+
+    @cached_property
+    def ends(self) -> list[float]:
+        ends: list[float] = self.end_array.tolist()
+        return ends
 
     def within(
         self, since: float, until: float, *, since_open: bool = False, until_open: bool = False

@@ -16,7 +16,7 @@ from bisect import bisect_left, bisect_right
 
 import numpy as np
 
-from harness.checkers.counting import Placeable
+from harness.checkers.counting import Instants, Placeable
 from harness.checkers.placement import Findings
 from harness.checkers.rejections import instants, wrongful
 from harness.checkers.timeline import Timeline, decided_by, end, window_params
@@ -27,7 +27,8 @@ from limiters.policy import Policy
 
 def over_admissions(line: Timeline, policy: Policy) -> Findings:
     limit, window = window_params(policy)
-    if _matched_quickly(line.admitted, limit, window):
+    columns, admitted = line.columns, line.admitted_at
+    if _matched_quickly(columns.invoke[admitted], columns.end[admitted], limit, window):
         return Findings()
     spans = sorted(
         (math.floor(op.invoke / window), math.floor(end(op) / window), index)
@@ -51,14 +52,13 @@ def over_admissions(line: Timeline, policy: Policy) -> Findings:
     return Findings(_witnesses(line, spans, dropped, limit, window))
 
 
-def _matched_quickly(admitted: list[Operation], limit: int, window: float) -> bool:
+def _matched_quickly(starts: Instants, ends: Instants, limit: int, window: float) -> bool:
     """Whether every admission can be given a window, found the quick way: those that touch one
     window only are counted per window, at once, and the few that straddle a boundary share
     the room left, earliest deadline first. There is some matching exactly when there is one
     that gives each window as many of its own as fit (swap one in for a straddler: the count
     stays), so this drops nothing exactly when the search above drops nothing."""
-    firsts = np.floor(np.array([op.invoke for op in admitted], dtype=np.float64) / window)
-    lasts = np.floor(np.array([end(op) for op in admitted], dtype=np.float64) / window)
+    firsts, lasts = np.floor(starts / window), np.floor(ends / window)
     alone = firsts == lasts
     windows, counts = np.unique(firsts[alone], return_counts=True)
     if counts.size and counts.max() > limit:
@@ -131,7 +131,7 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     """Wrongful: wherever the rejection and the others fall, fewer than ``limit`` admissions
     (unknown ones counted) can sit in its window up to its own instant."""
     limit, window = window_params(policy)
-    placeable = Placeable(line.maybe)
+    placeable = Placeable(line)
 
     def most_used(op: Operation) -> float:
         last = decided_by(op)
@@ -152,4 +152,4 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
         placeable.within_each(since, last),
         placeable.within_each(since, after, until_open=True),
     )
-    return wrongful(line, most_used, limit, "admissions in its window", at_least=at_least.tolist())
+    return wrongful(line, most_used, limit, "admissions in its window", at_least=at_least)

@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import math
-from collections import Counter
-from collections.abc import Sequence
+from operator import itemgetter
 from typing import Any
 
-from harness.history import Operation
+import numpy as np
+
+from harness.checkers.columns import OUTCOMES, Columns
 
 PERCENTILES = (50, 90, 99, 99.9)
 
 
-def describe(history: Sequence[Operation]) -> dict[str, Any]:
-    outcomes = Counter(op.outcome for op in history)
-    latencies = sorted([op.complete - op.invoke for op in history if op.complete is not None])
+def describe(columns: Columns) -> dict[str, Any]:
+    counts = np.bincount(columns.outcome, minlength=len(OUTCOMES)).tolist()
+    outcomes = {str(outcome): count for outcome, count in zip(OUTCOMES, counts, strict=True)}
+    completed = ~np.isnan(columns.complete)
+    latencies = np.sort(columns.complete[completed] - columns.invoke[completed]).tolist()
     return {
-        "outcomes": {str(outcome): count for outcome, count in sorted(outcomes.items())},
-        "keys": len({op.key for op in history}),
-        "processes": len({op.process for op in history}),
+        "outcomes": {outcome: count for outcome, count in sorted(outcomes.items()) if count},
+        "keys": len(columns.key_names),
+        "processes": len(set(map(itemgetter(0), columns.operations))),
         "latency_ms": {f"p{p:g}": _percentile(latencies, p) * 1000 for p in PERCENTILES}
         | {"max": latencies[-1] * 1000 if latencies else 0.0},
     }

@@ -12,6 +12,7 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from harness.checkers.columns import Columns
 from harness.checkers.placement import Findings
 from harness.checkers.timeline import Timeline, by_key
 from harness.checkers.verdict import Witness
@@ -28,9 +29,14 @@ class Evidence:
     ttls: Mapping[str, float]
 
     @cached_property
+    def columns(self) -> Columns:
+        """The history as arrays (built once, for every part)."""
+        return Columns.of(self.history)
+
+    @cached_property
     def timelines(self) -> list[Timeline]:
         """The history by key, in the order keys first appear (split once, for every part)."""
-        return list(by_key(self.history))
+        return list(by_key(self.columns))
 
 
 Find = Callable[[Evidence, Policy], Findings]

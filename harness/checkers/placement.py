@@ -20,11 +20,16 @@ A failure that none of these settles is reported as inconclusive, never as a vio
 from __future__ import annotations
 
 import heapq
+import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
+
+from harness.checkers.columns import Floats as Instants
 from harness.checkers.rules import Rule, RuleState, Tracker
+from harness.checkers.timeline import Timeline
 from harness.checkers.verdict import Witness
 from harness.history import Operation
 
@@ -41,10 +46,14 @@ class Findings:
     inconclusive: list[Witness] = field(default_factory=list)
 
 
-def check_placement(key: str, admitted: Sequence[Operation], rule: Rule, what: str) -> Findings:
+def check_placement(line: Timeline, rule: Rule, what: str) -> Findings:
+    """Whether ``line``'s admissions can be placed so that ``rule`` holds (``what`` it is, in
+    words, for the witnesses)."""
     findings = Findings()
-    if _greedy_drops_none(admitted, rule):  # step 1 forwards keeps every segment: the usual
-        return findings
+    columns, admitted_at = line.columns, line.admitted_at
+    if _greedy_drops_none(columns.invoke[admitted_at], columns.end[admitted_at], rule):
+        return findings  # step 1 forwards keeps every segment: the usual
+    key, admitted = line.key, line.admitted
     for segment in _segments(admitted, rule.horizon):
         intervals = [(op.invoke, _complete(op)) for op in segment]
         drops = _greedy(intervals, rule)
@@ -94,38 +103,51 @@ def _segments(admitted: Sequence[Operation], horizon: float) -> list[list[Operat
     return segments
 
 
-def _greedy_drops_none(admitted: Sequence[Operation], rule: Rule) -> bool:
+def _greedy_drops_none(starts: Instants, ends: Instants, rule: Rule) -> bool:
     """Whether ``_greedy`` forwards drops nothing in any of ``_segments``: the same placements
-    in one scan of plain floats with the rule's ``tracker`` (three times faster)."""
-    intervals = sorted((op.invoke, _complete(op)) for op in admitted)
-    horizon = rule.horizon + SLACK
-    latest = -math.inf
-    first = 0
-    for index, (start, deadline) in enumerate(intervals):
-        if start - latest >= horizon and index > first:
-            if not _drops_none(intervals[first:index], rule.tracker()):
-                return False
-            first = index
-        latest = max(latest, deadline)
-    return _drops_none(intervals[first:], rule.tracker())
+    in one scan of plain floats with the rule's ``tracker`` (three times faster), the segments
+    found for all admissions at once."""
+    order = np.lexsort((ends, starts))
+    starts, ends = starts[order], ends[order]
+    latest = np.maximum.accumulate(ends)  # the latest completion up to each
+    firsts = 1 + np.flatnonzero(starts[1:] - latest[:-1] >= rule.horizon + SLACK)
+    bounds = [0, *firsts.tolist(), len(starts)]
+    start_list, end_list = starts.tolist(), ends.tolist()
+    return all(
+        _drops_none(start_list, end_list, first, last, rule.tracker())
+        for first, last in itertools.pairwise(bounds)
+        if last > first
+    )
 
 
-def _drops_none(intervals: list[tuple[float, float]], tracker: Tracker) -> bool:
-    """``_greedy`` on ``intervals`` sorted by start, up to its first drop. Ties of start may be
-    released in any order: only the deadlines reach the heap, and equal ones place alike."""
+def _drops_none(
+    starts: list[float], deadlines: list[float], first: int, last: int, tracker: Tracker
+) -> bool:
+    """``_greedy`` on the intervals ``first`` to ``last`` (sorted by start), up to its first
+    drop. Ties of start may be released in any order: only the deadlines reach the heap, and
+    equal ones place alike. One released alone (as most are) skips the heap."""
+    place = tracker.place
+    earliest = tracker.earliest()
     pending: list[float] = []
-    position, count = 0, len(intervals)
-    while position < count or pending:
-        slot = tracker.earliest()
+    position = first
+    while position < last or pending:
+        slot = earliest
         if not pending:
-            slot = max(slot, intervals[position][0])
-        while position < count and intervals[position][0] <= slot:
-            heapq.heappush(pending, intervals[position][1])
+            slot = max(slot, starts[position])
+            if position + 1 == last or starts[position + 1] > slot:  # released alone
+                deadline = deadlines[position]
+                position += 1
+                if deadline < slot - SLACK:
+                    return False
+                earliest = place(min(slot, deadline))
+                continue
+        while position < last and starts[position] <= slot:
+            heapq.heappush(pending, deadlines[position])
             position += 1
         deadline = heapq.heappop(pending)
         if deadline < slot - SLACK:
             return False
-        tracker.place(min(slot, deadline))
+        earliest = place(min(slot, deadline))
     return True
 
 
@@ -263,6 +285,3 @@ def _candidates(
             chosen.append(index)
             bound = intervals[index][1]
     return chosen
-
-
-Check = Callable[[str, Sequence[Operation], Rule, str], Findings]

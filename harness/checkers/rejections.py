@@ -3,10 +3,11 @@ policy's budget any placement can have used by its instant still leaves room for
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from harness.checkers.counting import Instants
 from harness.checkers.timeline import Timeline, decided_by
@@ -16,8 +17,8 @@ from harness.history import Operation
 
 def instants(line: Timeline) -> tuple[Instants, Instants]:
     """The invokes and the completions (``decided_by``) of the rejections, as arrays."""
-    first = np.array([op.invoke for op in line.rejected], dtype=np.float64)
-    return first, np.array([decided_by(op) for op in line.rejected], dtype=np.float64)
+    columns, rejected = line.columns, line.rejected_at
+    return columns.invoke[rejected], columns.decided_by[rejected]
 
 
 def wrongful(
@@ -27,7 +28,7 @@ def wrongful(
     unit: str,
     *,
     whole: bool = False,
-    at_least: Sequence[float] | None = None,
+    at_least: npt.NDArray[np.number[Any]] | None = None,
 ) -> list[Witness]:
     """``most_used(rejection)``: the most budget any placement can have used at any instant the
     rejection may have happened at (unknown operations counted as admissions). Wrongful when it
@@ -42,10 +43,12 @@ def wrongful(
     def room_left(used: float) -> bool:
         return used <= budget - 1 if whole else used < budget
 
+    suspects = line.rejected_at
+    if at_least is not None:
+        suspects = suspects[at_least <= budget - 1 if whole else at_least < budget]
     found = []
-    bounds = [-math.inf] * len(line.rejected) if at_least is None else at_least
-    for op, bound in zip(line.rejected, bounds, strict=True):
-        if room_left(bound) and room_left(used := most_used(op)):
+    for op in line.columns.picked(suspects):
+        if room_left(used := most_used(op)):
             detail = f"rejected with at most {used:.3g} of {budget:.3g} {unit} used"
             found.append(Witness(line.key, (op.invoke, decided_by(op)), [op], detail))
     return found

@@ -30,11 +30,12 @@ class Rule(Protocol):
 
 class Tracker(Protocol):
     """A rule's state kept in place: ``earliest`` and ``place`` read and move it exactly as
-    ``RuleState`` would (the same float operations), without a new state per admission."""
+    ``RuleState`` would (the same float operations), without a new state per admission;
+    ``place`` returns what ``earliest`` then would (one call per admission, not two)."""
 
     def earliest(self) -> float: ...
 
-    def place(self, instant: float) -> None: ...
+    def place(self, instant: float) -> float: ...
 
 
 class RuleState(Protocol):
@@ -83,9 +84,10 @@ class LastInstantsTracker:
     def earliest(self) -> float:
         return max(self.latest, self.ring[self.oldest] + self.window)
 
-    def place(self, instant: float) -> None:
+    def place(self, instant: float) -> float:
         self.ring[self.oldest] = self.latest = instant
         self.oldest = (self.oldest + 1) % len(self.ring)
+        return max(instant, self.ring[self.oldest] + self.window)
 
 
 @dataclass(frozen=True)
@@ -138,9 +140,10 @@ class ArrivalTimeTracker:
     def earliest(self) -> float:
         return max(self.last, self.tat - self.tolerance)
 
-    def place(self, instant: float) -> None:
+    def place(self, instant: float) -> float:
         self.tat = max(self.tat, instant) + self.interval
         self.last = instant
+        return max(instant, self.tat - self.tolerance)
 
 
 @dataclass(frozen=True)

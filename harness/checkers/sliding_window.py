@@ -15,14 +15,14 @@ from limiters.policy import Policy
 def over_admissions(line: Timeline, policy: Policy) -> Findings:
     limit, window = window_params(policy)
     what = f"at most {limit} per {window:g} s"
-    return check_placement(line.key, line.admitted, SlidingWindow(limit, window), what)
+    return check_placement(line, SlidingWindow(limit, window), what)
 
 
 def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     """Wrongful: at every instant t the rejection may have happened at, fewer than ``limit``
     admissions (unknown ones counted) can lie in the window (t - window, t]."""
     limit, window = window_params(policy)
-    placeable = Placeable(line.maybe)
+    placeable = Placeable(line)
 
     def most_used(op: Operation) -> float:
         instants = [op.invoke, *placeable.invoked_between(op.invoke, decided_by(op))]
@@ -31,4 +31,4 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     first, _ = instants(line)  # most_used at each rejection's invoke, for all at once
     at_least = placeable.within_each(first - window, first, since_open=True)
     unit = "admissions in the window before it"
-    return wrongful(line, most_used, limit, unit, at_least=at_least.tolist())
+    return wrongful(line, most_used, limit, unit, at_least=at_least)

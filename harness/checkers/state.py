@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Mapping
+from operator import attrgetter
 
 from harness.checkers.verdict import Witness
 from harness.history import Operation
@@ -25,7 +26,7 @@ def immortal_keys(ttls: Mapping[str, float]) -> list[Witness]:
 
 def collisions(history: Iterable[Operation]) -> list[Witness]:
     owners: dict[str, dict[str, list[Operation]]] = defaultdict(lambda: defaultdict(list))
-    for op in history:
+    for op in filter(attrgetter("keys"), history):  # the few that recorded keys, in C
         for key in op.keys:
             owners[key][op.key].append(op)
     found = []

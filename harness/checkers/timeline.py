@@ -3,41 +3,54 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from functools import cached_property
 
-from harness.history import Operation, Outcome
+import numpy as np
+
+from harness.checkers.columns import ALLOWED, REJECTED, UNKNOWN, Columns, Indexes
+from harness.history import Operation
 from limiters.policy import Policy, PolicyError
 
 
-@dataclass
 class Timeline:
     """One key's operations. ``admitted`` are the allowed ones (they completed, so each has a
-    closed interval); ``maybe`` adds the unknown ones, whose interval may be open-ended."""
+    closed interval); ``maybe`` adds the unknown ones, whose interval may be open-ended. Each
+    list is also given as the indexes of its operations in the history's ``columns``, for the
+    checks that scan them all at once; the lists themselves are built only when asked for."""
 
-    key: str
-    admitted: list[Operation] = field(default_factory=list)
-    unknown: list[Operation] = field(default_factory=list)
-    rejected: list[Operation] = field(default_factory=list)
+    def __init__(self, key: str, columns: Columns, indexes: Indexes) -> None:
+        self.key = key
+        self.columns = columns
+        outcomes = columns.outcome[indexes]
+        self.admitted_at = indexes[outcomes == ALLOWED]
+        self.unknown_at = indexes[outcomes == UNKNOWN]
+        self.rejected_at = indexes[outcomes == REJECTED]
+
+    @cached_property
+    def admitted(self) -> list[Operation]:
+        return self.columns.picked(self.admitted_at)
+
+    @cached_property
+    def unknown(self) -> list[Operation]:
+        return self.columns.picked(self.unknown_at)
+
+    @cached_property
+    def rejected(self) -> list[Operation]:
+        return self.columns.picked(self.rejected_at)
 
     @property
     def maybe(self) -> list[Operation]:
         return self.admitted + self.unknown
 
+    @property
+    def maybe_at(self) -> Indexes:
+        return np.concatenate((self.admitted_at, self.unknown_at))
 
-def by_key(history: Iterable[Operation]) -> Iterator[Timeline]:
-    timelines: dict[str, Timeline] = {}
-    for op in history:
-        line = timelines.get(op.key)
-        if line is None:
-            line = timelines[op.key] = Timeline(op.key)
-        if op.outcome is Outcome.ALLOWED:
-            line.admitted.append(op)
-        elif op.outcome is Outcome.REJECTED:
-            line.rejected.append(op)
-        elif op.outcome is Outcome.UNKNOWN:
-            line.unknown.append(op)
-    return iter(timelines.values())
+
+def by_key(columns: Columns) -> Iterator[Timeline]:
+    """Each key's timeline, in the order keys first appear."""
+    return (Timeline(key, columns, indexes) for key, indexes in columns.by_key())
 
 
 def end(op: Operation) -> float:

@@ -3,16 +3,16 @@
 
 from __future__ import annotations
 
+import functools
 import math
 from bisect import bisect_left, bisect_right
-from itertools import accumulate
 
 import numpy as np
 
 from harness.checkers.placement import SLACK, Findings, check_placement
 from harness.checkers.rejections import wrongful
 from harness.checkers.rules import TokenBucket
-from harness.checkers.timeline import Timeline, bucket_params, decided_by, end
+from harness.checkers.timeline import Timeline, bucket_params, decided_by
 from harness.checkers.verdict import Witness
 from harness.history import Operation
 from limiters.policy import Policy
@@ -21,7 +21,7 @@ from limiters.policy import Policy
 def over_admissions(line: Timeline, policy: Policy) -> Findings:
     capacity, rate = bucket_params(policy)
     what = f"a bucket of {capacity} refilled at {rate:g}/s"
-    return check_placement(line.key, line.admitted, TokenBucket(capacity, rate), what)
+    return check_placement(line, TokenBucket(capacity, rate), what)
 
 
 def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
@@ -38,17 +38,21 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     at the rejection's own instant count in full. Times are taken from the first rejection,
     so that rate * t keeps its microseconds at epoch seconds."""
     capacity, rate = bucket_params(policy)
-    if not line.rejected:
+    if not line.rejected_at.size:
         return []
-    origin = min(op.invoke for op in line.rejected)
-    starts = sorted(op.invoke - origin - SLACK for op in line.maybe)
-    ends = sorted(end(op) - origin + SLACK for op in line.maybe)
+    columns, maybe = line.columns, line.maybe_at
+    origin = float(columns.invoke[line.rejected_at].min())
+    start_array = np.sort(columns.invoke[maybe] - origin - SLACK)
+    end_array = np.sort(columns.end[maybe] - origin + SLACK)
     # rate * s - Q(s) peaks just at completions: Q only steps there
-    best_since = list(
-        accumulate((rate * e - bisect_left(ends, e) for e in ends), max, initial=float("-inf"))
-    )[1:]
+    peaks = np.maximum.accumulate(rate * end_array - np.searchsorted(end_array, end_array, "left"))
+
+    @functools.cache
+    def lists() -> tuple[list[float], list[float], list[float]]:
+        return start_array.tolist(), end_array.tolist(), peaks.tolist()
 
     def most_used(op: Operation) -> float:
+        starts, ends, best_since = lists()
         first, last = op.invoke - origin - SLACK, decided_by(op) - origin + SLACK
         most = float("-inf")
         for t in [first, *starts[bisect_right(starts, first) : bisect_right(starts, last)]]:
@@ -60,11 +64,10 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
         return most
 
     # most_used at its first instant, for every rejection at once
-    start_array, end_array = np.array(starts), np.array(ends)
-    t = np.array([op.invoke - origin - SLACK for op in line.rejected])
+    t = columns.invoke[line.rejected_at] - origin - SLACK
     since = rate * t - np.searchsorted(end_array, t, "left")
     completed = np.searchsorted(end_array, t, "right")
-    since = np.maximum(since, np.array([-math.inf, *best_since])[completed])
+    since = np.maximum(since, np.concatenate(([-math.inf], peaks))[completed])
     at_least = np.searchsorted(start_array, t, "right") - rate * t + since - SLACK * rate
 
     # the widening lifts a refilled span's count by 2 * SLACK * rate; half of it absorbs the
@@ -75,5 +78,5 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
         capacity,
         "tokens",
         whole=True,
-        at_least=at_least.tolist(),
+        at_least=at_least,
     )
