@@ -9,12 +9,14 @@ timed beside it in one run on one embedded Redis, three ways:
 - threads: 4 threads sharing one client (its connection pool), ``--count`` decisions among them;
 - processes: 2 processes, a client each, ``--count`` decisions among them.
 
-Each is the best of ``--rounds`` (3), the candidates interleaved round by round, so a machine
-that slows down slows them alike; workers start each measurement together at a barrier. Every
-policy admits every request, so each decision takes the writing path. ``limits`` has no bucket:
-the buckets are set beside its fixed window, its cheapest strategy. Prints decisions/s and the
-ratios to raw EVALSHA and to ``limits`` in the same mode, and what a decision costs the server
-(EVALSHA's microseconds per call, from INFO commandstats); ``--json`` adds one JSON line.
+The candidates run interleaved, round by round (``--rounds``, 3); workers start each
+measurement together at a barrier. Decisions/s is the best round; each ratio is the median over
+rounds of the ratio within a round, so a machine shared with other work, slowing down and
+speeding up, moves both sides of a ratio alike. Every policy admits every request, so each
+decision takes the writing path. ``limits`` has no bucket: the buckets are set beside its fixed
+window, its cheapest strategy. Prints decisions/s, the ratios to raw EVALSHA and to ``limits``
+in the same mode, and what a decision costs the server (EVALSHA's microseconds per call from
+INFO commandstats, the median of as many rounds); ``--json`` adds one JSON line.
 
     .venv/bin/python bench/decisions.py [--count N] [--rounds N] [--json]
 """
@@ -25,6 +27,7 @@ import argparse
 import functools
 import json
 import multiprocessing
+import statistics
 import threading
 import time
 from collections.abc import Callable
@@ -49,6 +52,7 @@ LIMITERS = {
 MODES = {"one connection": 1, "threads": 4, "processes": 2}
 Decide = Callable[[], object]
 Timing = tuple[int, str, float, float]  # round, candidate, started, ended (time.monotonic)
+Rates = dict[str, list[float]]  # candidate -> one figure per round
 
 
 def candidates() -> list[str]:
@@ -113,9 +117,9 @@ def in_process(url: str, plan: Plan, start: Any, out: Any) -> None:
         raise
 
 
-def measure(url: str, mode: str, names: list[str], count: int, rounds: int) -> dict[str, float]:
-    """Decisions per second of each candidate in ``mode``: the best round's total over the
-    time from the first worker's start to the last worker's end."""
+def measure(url: str, mode: str, names: list[str], count: int, rounds: int) -> Rates:
+    """Decisions per second of each candidate in ``mode``, round by round: a round's total
+    over the time from the first worker's start to the last worker's end."""
     workers = MODES[mode]
     plan = Plan(names, count // workers, rounds)
     timings: list[Timing] = []
@@ -149,37 +153,49 @@ def measure(url: str, mode: str, names: list[str], count: int, rounds: int) -> d
             each.start()
         for each in threads:
             each.join()
-    best: dict[str, float] = {}
+    rates: Rates = {name: [0.0] * rounds for name in names}
     for round_, name in {(t[0], t[1]) for t in timings}:
         spans = [(started, ended) for r, n, started, ended in timings if (r, n) == (round_, name)]
         seconds = max(ended for _, ended in spans) - min(started for started, _ in spans)
-        best[name] = max(best.get(name, 0.0), plan.count * workers / seconds)
-    return best
+        rates[name][round_] = plan.count * workers / seconds
+    return rates
 
 
-def server_microseconds(url: str, names: list[str], count: int = 2000) -> dict[str, float]:
+def server_microseconds(
+    url: str, names: list[str], rounds: int, count: int = 2000
+) -> dict[str, float]:
     """What one decision costs the server: EVALSHA's microseconds per call (INFO commandstats)
-    over ``count`` decisions of each candidate, alone on one connection."""
+    over ``count`` decisions of each candidate alone on one connection, the median of
+    ``rounds`` rounds, the candidates interleaved."""
     client = redis.Redis.from_url(url)
-    cost = {}
-    for name in names:
-        decide = decider(name, client)
-        decide()
-        client.config_resetstat()
-        for _ in range(count):
+    deciders = {name: decider(name, client) for name in names}
+    costs: Rates = {name: [] for name in names}
+    for _ in range(rounds):
+        for name, decide in deciders.items():
             decide()
-        cost[name] = float(client.info("commandstats")["cmdstat_evalsha"]["usec_per_call"])
-    return cost
+            client.config_resetstat()
+            for _ in range(count):
+                decide()
+            stats = client.info("commandstats")["cmdstat_evalsha"]
+            costs[name].append(float(stats["usec_per_call"]))
+    return {name: statistics.median(each) for name, each in costs.items()}
 
 
-def rows(mode: str, rates: dict[str, float], server: dict[str, float]) -> list[dict[str, Any]]:
-    """One row per candidate: decisions/s, the ratios to raw EVALSHA and to limits' nearest
-    strategy (None where there is none to compare), and the server's microseconds."""
+def ratio(rates: Rates, name: str, other: str) -> float:
+    """The median over rounds of ``name``'s rate over ``other``'s in the same round."""
+    pairs = zip(rates[name], rates[other], strict=True)
+    return statistics.median(mine / theirs for mine, theirs in pairs)
+
+
+def rows(mode: str, rates: Rates, server: dict[str, float]) -> list[dict[str, Any]]:
+    """One row per candidate: its best decisions/s, the ratios to raw EVALSHA and to limits'
+    nearest strategy (None where there is none to compare), and the server's microseconds."""
     nearest = {name: f"limits {strategy}" for name, (_, strategy) in LIMITERS.items()}
     table = []
-    for name, rate in rates.items():
-        vs_raw = rate / rates[RAW]
-        vs_limits = rate / rates[nearest[name]] if nearest.get(name) in rates else None
+    for name, each in rates.items():
+        rate = max(each)
+        vs_raw = ratio(rates, name, RAW)
+        vs_limits = ratio(rates, name, nearest[name]) if nearest.get(name) in rates else None
         note = f"x{vs_raw:.2f} raw EVALSHA"
         if vs_limits is not None:
             note += f", x{vs_limits:.2f} {nearest[name]}"
@@ -201,7 +217,7 @@ def rows(mode: str, rates: dict[str, float], server: dict[str, float]) -> list[d
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--count", type=int, default=20_000, help="decisions per measurement")
-    parser.add_argument("--rounds", type=int, default=3, help="measurements, the best kept")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved measurements")
     parser.add_argument("--modes", nargs="+", choices=MODES, default=list(MODES))
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
@@ -210,7 +226,7 @@ def main() -> None:
         print("limits not installed: pip install -e '.[compare]' to compare with it")
     table = []
     with provision("embedded") as server:
-        cost = server_microseconds(server.url, names)
+        cost = server_microseconds(server.url, names, args.rounds)
         print(f"{'mode':15} {'candidate':27} {'decisions/s':>11}  ratios; EVALSHA on the server")
         for mode in args.modes:
             rates = measure(server.url, mode, names, args.count, args.rounds)

@@ -5,6 +5,8 @@
 -- ARGV[2]  window length, microseconds
 -- ARGV[3]  now, microseconds since the epoch; empty to read the server's TIME
 -- returns  {allowed 0|1, remaining, reset_after_us, retry_after_us, now_us}
+-- The key's TTL is set when its window starts and runs to that window's end, so a request in
+-- the same window only counts itself (HINCRBY keeps the TTL).
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local now = now_us(ARGV[3])
@@ -12,13 +14,15 @@ local now = now_us(ARGV[3])
 local index = math.floor(now / window)
 local reset_after = (index + 1) * window - now
 local state = redis.call('HMGET', KEYS[1], 'w', 'n')
-local count = 0
-if tonumber(state[1]) == index then
-  count = tonumber(state[2])
-end
+local current = tonumber(state[1]) == index
+local count = current and tonumber(state[2]) or 0
 if count >= limit then
   return {0, 0, reset_after, reset_after, now}
 end
-redis.call('HSET', KEYS[1], 'w', index, 'n', count + 1)
-redis.call('PEXPIRE', KEYS[1], math.ceil(reset_after / 1000))
+if current then
+  redis.call('HINCRBY', KEYS[1], 'n', '1')
+else
+  redis.call('HSET', KEYS[1], 'w', index, 'n', '1')
+  redis.call('PEXPIRE', KEYS[1], math.ceil(reset_after / 1000))
+end
 return {1, limit - count - 1, reset_after, 0, now}

@@ -85,6 +85,24 @@ def test_lua_ttl_ends_with_the_window(client: redis.Redis, clock: ManualClock) -
     assert 0 < client.pttl(key_of(limiter)) <= 500
 
 
+def test_lua_ttl_is_set_when_a_window_starts_and_kept_within_it(
+    client: redis.Redis, clock: ManualClock
+) -> None:
+    """Later admissions of a window leave its TTL be; a key that outlives its window (here made
+    to) is started afresh by the next window's first admission: count and TTL."""
+    limiter = make("fixed-window-lua", client, FIXED, clock)
+    key = key_of(limiter)
+    advance(clock, client, 0.5)
+    assert limiter.check("user:1").remaining == 4
+    advance(clock, client, 1.0)
+    assert limiter.check("user:1").remaining == 3
+    assert 0 < client.pttl(key) <= 500  # still the end of the window [0, 2)
+    client.pexpire(key, 10_000)
+    advance(clock, client, 1.0)  # 2.5 s: the window [2, 4)
+    assert limiter.check("user:1").remaining == 4
+    assert 1000 < client.pttl(key) <= 1500
+
+
 def test_naive_restarts_its_window_on_every_admission(
     client: redis.Redis, clock: ManualClock
 ) -> None:

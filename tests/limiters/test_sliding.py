@@ -97,3 +97,20 @@ def test_lua_counter_keeps_its_key_for_two_windows(client: redis.Redis, clock: M
     limiter = make("sliding-counter-lua", client, "sliding-counter:limit=5,window=2", clock)
     limiter.check("u")
     assert 3000 < client.pttl(key_of(limiter, "u")) <= 3500
+
+
+def test_lua_counter_ttl_is_set_when_a_window_starts_and_kept_within_it(
+    client: redis.Redis, clock: ManualClock
+) -> None:
+    """Later admissions of a window leave its TTL (the end of the next window) be; the next
+    window's first admission moves it one window on and carries the count over."""
+    limiter = make("sliding-counter-lua", client, "sliding-counter:limit=5,window=2", clock)
+    key = key_of(limiter, "u")
+    advance(clock, client, 0.5)
+    assert limiter.check("u").remaining == 4
+    advance(clock, client, 1.0)
+    assert limiter.check("u").remaining == 3
+    assert 2000 < client.pttl(key) <= 2500  # still at 4 s
+    advance(clock, client, 1.0)  # 2.5 s: estimate 0 + 2 x 0.75 = 1.5
+    assert limiter.check("u").remaining == 2
+    assert 3000 < client.pttl(key) <= 3500  # now at 6 s
