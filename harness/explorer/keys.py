@@ -1,11 +1,13 @@
 """Keys as Redis sees them, under virtual time: which a command touches, when each expires.
 
+On a server on virtual time (see ``provision.virtual_time``) the server itself expires keys by
+the run's time, and ``server_ttls`` reads them all at the end. On a Redis that keeps real time,
 Redis counts TTLs down in real time, and a run's real milliseconds must not leak into its
 virtual time (a key one virtual millisecond from expiry would vanish while the explorer thinks).
-So ``Expiry`` keeps each key's deadline in virtual time and gives Redis a TTL ``SLOW`` times
-longer: real time passing during a run moves it by a negligible virtual amount. When the limiter
-sets a TTL, the explorer reads it right after the command and converts it; when virtual time
-passes, keys whose deadline has passed are deleted, as Redis would have.
+So there ``Expiry`` keeps each key's deadline in virtual time and gives Redis a TTL ``SLOW``
+times longer: real time passing during a run moves it by a negligible virtual amount. When the
+limiter sets a TTL, the explorer reads it right after the command and converts it; when virtual
+time passes, keys whose deadline has passed are deleted, as Redis would have.
 """
 
 from __future__ import annotations
