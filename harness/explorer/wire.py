@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import contextlib
 import threading
+import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -115,6 +116,7 @@ def retire(client: redis.Redis) -> None:
     instead of a new connection that would keep it sending commands into later runs."""
 
     def refuse(*args: Any, **options: Any) -> Any:
+        time.sleep(0.01)  # a thread that retries at once on any error spins 100 times a second
         raise Retired("the explorer's run that this client served is over")
 
     client.connection_pool.get_connection = refuse  # type: ignore[method-assign]
