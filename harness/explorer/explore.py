@@ -208,8 +208,9 @@ def explore(
         )
         result.examples += again.examples
         result.seconds += again.seconds
-        if again.found is not None:
+        if again.found is not None:  # the trace shown is this one: so is how it was found
             result.found, result.verdict = again.found, again.verdict
+            result.stage, result.first_steps = again.stage, again.first_steps
     return result
 
 
