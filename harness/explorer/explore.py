@@ -237,9 +237,7 @@ def explore_every_kind(
             on_example=on_example,
         )
         searches.append(found)
-        if found.found is not None and found.kinds <= seen:
-            break  # cannot happen: what is wanted is new
-        seen |= found.kinds
+        seen |= found.kinds  # each find has a kind not seen before: the loop ends
     return searches
 
 

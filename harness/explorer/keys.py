@@ -16,6 +16,8 @@ import math
 import time
 from typing import Any
 
+from harness.provision.virtual_time import ServerClock
+
 NO_KEYS = {"PING", "TIME", "SCRIPT", "MULTI", "EXEC", "DISCARD", "UNWATCH", "INFO"}
 ALL_ARGS_ARE_KEYS = {"MGET", "DEL", "EXISTS", "UNLINK", "WATCH", "TOUCH"}
 SLOW = 1000  # a virtual second lasts this many real seconds in Redis
@@ -77,8 +79,36 @@ def server_ttls(client: Any) -> dict[str, float]:
     return {key: -1.0 if ttl == -1 else ttl / 1000 for key, ttl in ttls.items() if ttl != -2}
 
 
+class ServerExpiry:
+    """Expiry on a server on virtual time: the server expires keys itself, by the clock the
+    run moves (``advance``). The same face as ``Expiry``, for ``Run``."""
+
+    real_time = False  # every expiry on this server is the run's own
+
+    def __init__(self, clock: ServerClock, now: float) -> None:
+        self.clock = clock
+        clock.set(now)
+
+    def after(self, keys: tuple[str, ...], now: float, sent: float) -> None:
+        """Nothing to do: the server keeps each TTL on the run's clock."""
+
+    def advance(self, now: float) -> None:
+        self.clock.set(now)
+
+    def ready(self) -> None:
+        """Before the server is next used: it must have the time last set."""
+        self.clock.settle()
+
+    def snapshot(self, now: float) -> dict[str, float]:
+        self.clock.settle()
+        return server_ttls(self.clock.client)
+
+
 class Expiry:
-    """Virtual deadlines of the keys of one run. ``client`` must not be a scheduled one."""
+    """Virtual deadlines of the keys of one run, on a Redis that keeps real time. ``client``
+    must not be a scheduled one."""
+
+    real_time = True  # the server counts TTLs down in real time: any expiry of its own is real
 
     def __init__(self, client: Any) -> None:
         self.client = client
@@ -108,6 +138,9 @@ class Expiry:
                 self.slowed.pop(key, None)
             else:
                 self._set(key, deadline, now)
+
+    def ready(self) -> None:
+        """Before Redis is next used: nothing to wait for."""
 
     def snapshot(self, now: float) -> dict[str, float]:
         """Every key and its TTL in virtual seconds (-1: none). A key the explorer never saw

@@ -18,7 +18,7 @@ from harness.explorer.actions import Action, Advance, Step, Through
 from harness.explorer.clocks import InstanceClock, VirtualTime, patched
 from harness.explorer.faults import STRIKES
 from harness.explorer.instance import Died, Event, Finished, Instance, Pending, ours
-from harness.explorer.keys import Expiry, server_ttls, text, touched
+from harness.explorer.keys import Expiry, ServerExpiry, text, touched
 from harness.explorer.keyspace import Keyspace
 from harness.history import Operation, Outcome
 from harness.provision.virtual_time import ServerClock
@@ -93,11 +93,12 @@ class Run:
     def __init__(self, setup: Setup, admin: redis.Redis) -> None:
         self.setup, self.admin = setup, admin
         self.time = VirtualTime()
-        self.server = ServerClock(setup.clock_file, admin) if setup.clock_file else None
-        if self.server is not None:
-            self.server.set(self.time.now)
-        self.keyspace = Keyspace(admin, flush=setup.flush, real_time=self.server is None)
-        self.expiry = None if self.server else Expiry(admin)
+        self.expiry: Expiry | ServerExpiry = (
+            ServerExpiry(ServerClock(setup.clock_file, admin), self.time.now)
+            if setup.clock_file
+            else Expiry(admin)
+        )
+        self.keyspace = Keyspace(admin, flush=setup.flush, real_time=self.expiry.real_time)
         self.unscheduled = 0
         self.faults: set[str] = set()
         wire.unscheduled_to(self._unscheduled, self._thread_ended)
@@ -117,6 +118,8 @@ class Run:
         def make(instance: Instance) -> Limiter:
             client = redis.Redis.from_url(self.setup.url)
             self.clients.append(client)
+            # a catalogue script gets the run's time as its now, to the microsecond (the
+            # server's own TIME is exact only to the millisecond: see provision.virtual_time)
             return build(client, self.setup.policy, clock=instance.clock, server_clock=self.time)
 
         return make
@@ -124,8 +127,7 @@ class Run:
     def _log(self, instance: Instance, command: tuple[Any, ...], reply: Any, sent: float) -> None:
         """In an instance's thread, right after Redis answered one of its commands."""
         with ours(), wire.aside():
-            if self.expiry is not None:
-                self.expiry.after(touched(command), self.time.now, sent)
+            self.expiry.after(touched(command), self.time.now, sent)
             self.trace.append(
                 Line(instance.name, _show(command), _show_reply(reply), instance.clock())
             )
@@ -171,11 +173,7 @@ class Run:
             if self.inside():
                 self.faults.add("stall")
             self.time.advance(action.seconds)
-            if self.server is not None:
-                self.server.set(self.time.now)
-            else:
-                assert self.expiry is not None
-                self.expiry.advance(self.time.now)
+            self.expiry.advance(self.time.now)
             self.trace.append(Line("-", f"time passes {action.seconds:g} s", "", self.time.now))
         else:
             STRIKES[type(action)].apply(self, action)
@@ -202,8 +200,7 @@ class Run:
         slot = self.slots[step.instance]
         if slot.dead:
             return
-        if self.server is not None:
-            self.server.settle()
+        self.expiry.ready()
         if slot.busy:
             slot.sent = True
             event = slot.instance.go()
@@ -273,17 +270,9 @@ class Run:
         for client in self.clients:
             wire.retire(client)
         wire.unscheduled_to(None, None)  # what the limiter's threads do now is not this run's
-        if self.expiry is not None:
-            ttls = self.keyspace.ours(self.expiry.snapshot(self.time.now))
-        else:
-            assert self.server is not None
-            self.server.settle()
-            ttls = self.keyspace.ours(server_ttls(self.admin))
-        expired = self.keyspace.close(ttls)
-        # on a server on virtual time, keys expire when virtual time says; else any expiry by
-        # the server itself came from real time
-        real = expired and self.expiry is not None
-        void = f"the server expired {expired} key(s) by real time" if real else ""
+        ttls = self.keyspace.ours(self.expiry.snapshot(self.time.now))
+        expired = self.keyspace.close(ttls)  # by real time: counted only where time is real
+        void = f"the server expired {expired} key(s) by real time" if expired else ""
         return RunResult(
             self.history,
             ttls,
