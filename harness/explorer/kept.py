@@ -1,6 +1,7 @@
 """Where code keeps a clock, and swapping it there: a module's global (``from time import
-time``, ``now = time.time``), a class attribute (``timer = time.time``, read through any
-subclass), a function's or method's default argument (``def check(key, now=time.time)``).
+time``, ``now = time.time``), a class attribute (``timer = time.time`` or ``timer =
+staticmethod(time.time)``, read through any subclass), a function's or method's default
+argument (``def check(key, now=time.time)``).
 
 A ``Table`` maps each original to what stands in for it, by identity: finding spots never hashes,
 compares or calls the objects it meets, so a lazy object (a settings proxy) is not woken.
@@ -8,8 +9,9 @@ compares or calls the objects it meets, so a lazy object (a settings proxy) is n
 other objects than at its last search (a name rebound, a module reloaded), a class's own
 namespace only once.
 
-Not reachable: a clock bound to an instance (``self.clock = time.time``), inside a closure or
-a ``functools.partial``, or set on a class of an already searched module after its search.
+Not reachable: a clock bound to an instance (``self.clock = time.time``), inside a closure, a
+``functools.partial`` or a container (a tuple, a dict: where the harness keeps real time for
+itself), or set on a class of an already searched module after its search.
 """
 
 from __future__ import annotations
@@ -55,13 +57,33 @@ class Attribute:
     def swap(self, table: Table) -> Restore | None:
         value = vars(self.holder).get(self.name)
         stand_in = table.get(value)
+        return None if stand_in is None else _put(self.holder, self.name, stand_in, value)
+
+
+@dataclass(frozen=True)
+class Static:
+    """A static method in a class's namespace that is itself a clock (``staticmethod(time.time)``,
+    the way to keep a Python function as a class attribute unbound)."""
+
+    cls: type
+    name: str
+
+    def swap(self, table: Table) -> Restore | None:
+        wrapper = vars(self.cls).get(self.name)
+        if type(wrapper) is not staticmethod:
+            return None
+        stand_in = table.get(wrapper.__func__)
         if stand_in is None:
             return None
-        try:
-            setattr(self.holder, self.name, stand_in)
-        except (TypeError, AttributeError):  # a class that refuses it: leave it be
-            return None
-        return lambda: setattr(self.holder, self.name, value)
+        return _put(self.cls, self.name, staticmethod(stand_in), wrapper)
+
+
+def _put(holder: Any, name: str, new: Any, old: Any) -> Restore | None:
+    try:
+        setattr(holder, name, new)
+    except (TypeError, AttributeError):  # a class that refuses it: leave it be
+        return None
+    return lambda: setattr(holder, name, old)
 
 
 @dataclass(frozen=True)
@@ -87,7 +109,7 @@ class Defaults:
         return restore
 
 
-Spot = Attribute | Defaults
+Spot = Attribute | Static | Defaults
 
 
 def swap(spots: Iterable[Spot], table: Table) -> list[Restore]:
@@ -181,6 +203,8 @@ class Finder:
             for name, attribute in list(vars(cls).items()):
                 if self._holds(attribute):
                     known.spots.append(Attribute(cls, name))
+                elif type(attribute) is staticmethod and self._holds(attribute.__func__):
+                    known.spots.append(Static(cls, name))
                 elif issubclass(type(attribute), type):
                     known.nested.append(attribute)
                 else:

@@ -15,6 +15,7 @@ from typing import Any, ClassVar, TypeVar
 import pytest
 
 from harness.explorer.clocks import InstanceClock, VirtualTime, patched, reading
+from harness.explorer.keys import real_now
 
 START = 1_000_000_000.0  # the run's time: far from the real clock
 SKEW = 2.5
@@ -29,6 +30,7 @@ clock = time.time  # a module-level alias
 
 class Throttle:
     timer: ClassVar[Any] = time.time  # as Django REST framework's throttles keep it
+    unbound = staticmethod(time.time)
 
 
 class Subclassed(Throttle):
@@ -71,6 +73,7 @@ SHAPES: dict[str, tuple[Callable[[], float], str]] = {
     "a class attribute, through an instance": (lambda: Throttle().timer(), "time"),
     "a class attribute, on the class": (lambda: Throttle.timer(), "time"),  # noqa: PLW0108
     "an inherited class attribute": (lambda: Subclassed().timer(), "time"),
+    "a static method that is a clock": (lambda: Subclassed().unbound(), "time"),
     "a nested class's attribute": (lambda: Meter.Nested().timer(), "monotonic"),
     "a default argument": (stamped, "time"),
     "a keyword-only default": (stamped_by_keyword, "time"),
@@ -132,6 +135,12 @@ def test_the_instance_reads_time_passing_and_a_new_skew() -> None:
     assert seen == [VIRTUAL, START + 10 - 1]
 
 
+def test_the_real_clock_the_explorer_keeps_for_itself_stays_real_in_an_instance() -> None:
+    with patched():
+        seen = in_instance(lambda: (real_now(), REAL["monotonic"]()))
+    assert abs(seen[0] - seen[1]) < 1
+
+
 def test_date_today_is_the_instance_day() -> None:
     with patched():
         virtual = in_instance(date.today)
@@ -174,6 +183,7 @@ def test_everything_is_put_back_exactly() -> None:
         "alias": clock,
         "imported": time_ns,
         "attribute": vars(Throttle)["timer"],
+        "static method": vars(Throttle)["unbound"],
         "nested": vars(Meter.Nested)["timer"],
         "defaults": stamped.__defaults__,
         "keyword defaults": stamped_by_keyword.__kwdefaults__,
@@ -192,6 +202,7 @@ def test_everything_is_put_back_exactly() -> None:
         "alias": clock,
         "imported": time_ns,
         "attribute": vars(Throttle)["timer"],
+        "static method": vars(Throttle)["unbound"],
         "nested": vars(Meter.Nested)["timer"],
         "defaults": stamped.__defaults__,
         "keyword defaults": stamped_by_keyword.__kwdefaults__,
@@ -220,6 +231,7 @@ from time import monotonic as elapsed
 
 class Throttle:
     timer = time.time
+    unbound = staticmethod(time.monotonic)
 
 
 def stamped(now=time.time):
@@ -233,9 +245,12 @@ def test_a_module_imported_while_patched_reads_virtual_time_and_gets_the_builtin
     (importable / "library_while_patched.py").write_text(LIBRARY)
     with patched():
         library = importlib.import_module("library_while_patched")
-        virtual = in_instance(lambda: (library.Throttle().timer(), library.stamped()))
-    assert virtual == (VIRTUAL, VIRTUAL)
+        virtual = in_instance(
+            lambda: (library.Throttle().timer(), library.Throttle.unbound(), library.stamped())
+        )
+    assert virtual == (VIRTUAL, VIRTUAL, VIRTUAL)
     assert vars(library.Throttle)["timer"] is time.time
+    assert vars(library.Throttle)["unbound"].__func__ is time.monotonic
     assert library.stamped.__defaults__ == (time.time,)
     assert library.stamped.__defaults__[0] is time.time
     assert library.datetime is datetime_module.datetime
