@@ -2,9 +2,10 @@
 that follows it at its own skew. Nothing sleeps; time moves only when the explorer says so.
 
 While ``patched()`` is active, every clock a limiter may read in an instance's thread
-(``time.time``, ``time.time_ns``, ``time.monotonic``, ``time.perf_counter`` and their ``_ns``
-forms, ``datetime.datetime.now``/``utcnow``), including copies a module imported by name
-(``from time import time_ns``), answers that instance's virtual time. Other threads see real time.
+(``time.time``, ``time.monotonic``, ``time.perf_counter`` and their ``_ns`` forms,
+``datetime.now``/``utcnow``/``today``, ``date.today``) answers that instance's virtual time,
+wherever code keeps it (see ``kept``: a module's global, a class attribute, a default argument).
+Other threads see real time.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from harness.explorer.kept import Finder, Table, modules, swap
 from harness.provision.virtual_time import START  # virtual runs begin here
 
 
@@ -61,72 +63,101 @@ def _virtual() -> InstanceClock | None:
     return getattr(_current, "clock", None)
 
 
-def _seconds(real: Callable[[], float]) -> Callable[[], float]:
-    def now() -> float:
+class _Clock:
+    """What stands in for a builtin clock: the calling thread's virtual time under ``reading``,
+    the real clock's answer elsewhere. An object, not a function: like the builtin (and unlike
+    a Python function) it has no ``__get__``, so kept as a class attribute (``timer =
+    time.time``) it is not bound as a method."""
+
+    def __init__(self, real: Callable[[], Any]) -> None:
+        self.real = real
+        self.__name__ = self.__qualname__ = real.__name__
+
+    def __repr__(self) -> str:
+        return f"<virtual time.{self.__name__}>"
+
+
+class _Seconds(_Clock):
+    def __call__(self) -> float:
         clock = _virtual()
-        return real() if clock is None else clock()
-
-    return now
+        return self.real() if clock is None else clock()
 
 
-def _nanoseconds(real: Callable[[], int]) -> Callable[[], int]:
-    def now_ns() -> int:
+class _Nanoseconds(_Clock):
+    def __call__(self) -> int:
         clock = _virtual()
-        return real() if clock is None else round(clock() * 1e9)
-
-    return now_ns
+        return self.real() if clock is None else round(clock() * 1e9)
 
 
-class _VirtualDatetime(_datetime.datetime):
+class _StandsFor(type):
+    """The metaclass of a virtual ``datetime`` or ``date``: whatever is an instance (or a
+    subclass) of the real class is one of the virtual one too, so ``isinstance`` checks against
+    the swapped name answer as before (``type(x) is datetime`` cannot be kept so)."""
+
+    original: type
+
+    def __instancecheck__(cls, instance: Any) -> bool:
+        return isinstance(instance, cls.original)
+
+    def __subclasscheck__(cls, subclass: type) -> bool:
+        return issubclass(subclass, cls.original)
+
+
+class _VirtualDate(_datetime.date, metaclass=_StandsFor):
+    original = _datetime.date
+
     @classmethod
-    def now(cls, tz: _datetime.tzinfo | None = None) -> _VirtualDatetime:
+    def today(cls) -> Any:
         clock = _virtual()
-        if clock is None:
-            return super().now(tz)
-        return cls.fromtimestamp(clock(), tz)
+        return super().today() if clock is None else cls.fromtimestamp(clock())
+
+
+class _VirtualDatetime(_datetime.datetime, metaclass=_StandsFor):
+    original = _datetime.datetime
 
     @classmethod
-    def utcnow(cls) -> _VirtualDatetime:
+    def now(cls, tz: _datetime.tzinfo | None = None) -> Any:
+        clock = _virtual()
+        return super().now(tz) if clock is None else cls.fromtimestamp(clock(), tz)
+
+    @classmethod
+    def today(cls) -> Any:
+        return cls.now()
+
+    @classmethod
+    def utcnow(cls) -> Any:
         clock = _virtual()
         if clock is None:
             return super().utcnow()
         return cls.fromtimestamp(clock(), _datetime.UTC).replace(tzinfo=None)
 
 
-def _replacements() -> dict[Any, Any]:
+def _replacements() -> Table:
     seconds = ("time", "monotonic", "perf_counter")
-    table: dict[Any, Any] = {
-        getattr(_time, name): _seconds(getattr(_time, name)) for name in seconds
-    }
-    table |= {getattr(_time, f"{n}_ns"): _nanoseconds(getattr(_time, f"{n}_ns")) for n in seconds}
-    table[_datetime.datetime] = _VirtualDatetime
-    return table
+    pairs: list[tuple[Any, Any]] = [
+        (getattr(_time, n), _Seconds(getattr(_time, n))) for n in seconds
+    ]
+    pairs += [(getattr(_time, f"{n}_ns"), _Nanoseconds(getattr(_time, f"{n}_ns"))) for n in seconds]
+    pairs += [(_datetime.datetime, _VirtualDatetime), (_datetime.date, _VirtualDate)]
+    return Table(pairs)
+
+
+_TABLE = _replacements()
+_FINDER = Finder(_TABLE, _TABLE.reversed())
 
 
 @contextmanager
 def patched() -> Iterator[None]:
-    """Swap the clock functions for virtual ones in ``time``, ``datetime`` and every module
-    that holds a copy; put the originals back on exit."""
-    table = _replacements()
-    swapped: list[tuple[Any, str, Any]] = []
-    for module in [_time, _datetime, *list(sys.modules.values())]:
-        if module is None or module is sys.modules.get(__name__):
-            continue
-        try:
-            names = list(vars(module).items())
-        except TypeError:
-            continue
-        for name, value in names:
-            try:
-                replacement = table.get(value)
-            except TypeError:  # unhashable
-                continue
-            if replacement is not None and not name.startswith("__"):
-                swapped.append((module, name, value))
+    """Swap the clocks for virtual ones wherever code keeps them (see ``kept``) in ``time``,
+    ``datetime`` and every module imported; put the originals back on exit, also where a
+    module imported meanwhile took a virtual one."""
+    before = [m for m in modules() if m is not sys.modules.get(__name__)]
+    restores = swap(_FINDER.spots(before), _TABLE)
     try:
-        for module, name, value in swapped:
-            setattr(module, name, table[value])
         yield
     finally:
-        for module, name, value in swapped:
-            setattr(module, name, value)
+        for restore in reversed(restores):
+            restore()
+        known = {id(m) for m in before}
+        new = [m for m in modules() if id(m) not in known and m is not sys.modules.get(__name__)]
+        swap(_FINDER.spots(new), _TABLE.reversed())
