@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 LOCAL_REDIS_IMAGE := ratelimit-harness/redis:local
 
-.PHONY: venv race-test load report study test lint unit doctor bench redis-image clean
+.PHONY: venv race-test load report study test lint unit corpus doctor bench redis-image clean
 
 venv: $(VENV)/.installed
 
@@ -30,6 +30,9 @@ lint: venv
 unit: venv
 	$(PY) -m pytest
 
+corpus: venv
+	$(PY) -m pip install -q -e '.[dev,compare,corpus]' && $(PY) -m corpus.install && $(PY) -m pytest -m corpus $(CORPUS_ARGS)
+
 doctor: venv
 	$(PY) -m harness doctor
 
@@ -40,4 +43,4 @@ redis-image:
 	scripts/build-redis-image.sh $(LOCAL_REDIS_IMAGE)
 
 clean:
-	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) .corpus .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,39 @@
+"""alisaifee/limits: its fixed and moving windows on its Redis storage, which builds its own
+client from the URL. The same few lines fit every release from 1.2 to 5.8."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from corpus.connection import url_of, whole_seconds
+from limiters import Policy
+
+
+def fixed_window(client: Any, policy: Policy) -> Callable[[str], bool]:
+    """``FixedWindowRateLimiter``: a counter whose key lives one window from its first hit."""
+    from limits.strategies import FixedWindowRateLimiter
+
+    return _hits(FixedWindowRateLimiter, client, policy)
+
+
+def moving_window(client: Any, policy: Policy) -> Callable[[str], bool]:
+    """``MovingWindowRateLimiter``: a log of admissions, stamped with the app server's clock."""
+    from limits.strategies import MovingWindowRateLimiter
+
+    return _hits(MovingWindowRateLimiter, client, policy)
+
+
+def _hits(strategy: Callable[[Any], Any], client: Any, policy: Policy) -> Callable[[str], bool]:
+    from limits import RateLimitItemPerSecond
+    from limits.storage import RedisStorage
+
+    item = RateLimitItemPerSecond(policy.limit or 1, whole_seconds(policy.window))
+    storage = RedisStorage(url_of(client))
+    limiter = strategy(storage)  # release 1 holds its storage by a weak reference only
+
+    def check(identity: str) -> bool:
+        assert storage is not None  # kept alive here, for as long as check is
+        return bool(limiter.hit(item, identity))
+
+    return check

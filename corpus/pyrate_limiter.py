@@ -1,0 +1,42 @@
+"""vutran1710/PyrateLimiter's ``RedisBucket``, one bucket per identity: release 2 through its
+``Limiter(RequestRate, bucket_class=RedisBucket)``, release 3 through ``RedisBucket.init`` (whose
+``Limiter`` starts a leak thread of its own)."""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from typing import Any
+
+from corpus.connection import whole_seconds
+from limiters import Policy
+
+
+def redis_bucket_v2(client: Any, policy: Policy) -> Callable[[str], bool]:
+    pyrate: Any = importlib.import_module("pyrate_limiter")  # release 2's names, untyped here
+    rate = pyrate.RequestRate(policy.limit, whole_seconds(policy.window))
+    kwargs = {"redis_pool": client.connection_pool, "bucket_name": "corpus"}
+    limiter = pyrate.Limiter(rate, bucket_class=pyrate.RedisBucket, bucket_kwargs=kwargs)
+
+    def check(identity: str) -> bool:
+        try:
+            limiter.try_acquire(identity)
+        except pyrate.BucketFullException:
+            return False
+        return True
+
+    return check
+
+
+def redis_bucket_v3(client: Any, policy: Policy) -> Callable[[str], bool]:
+    pyrate: Any = importlib.import_module("pyrate_limiter")  # release 3's names, untyped here
+    rate = pyrate.Rate(policy.limit, pyrate.Duration.SECOND * whole_seconds(policy.window))
+    limiters: dict[str, Any] = {}
+
+    def check(identity: str) -> bool:
+        if identity not in limiters:
+            bucket = pyrate.RedisBucket.init([rate], client, f"corpus:{identity}")
+            limiters[identity] = pyrate.Limiter(bucket, raise_when_fail=False)
+        return bool(limiters[identity].try_acquire(identity))
+
+    return check

@@ -1,0 +1,57 @@
+"""Race one corpus row as a user would, ``python -m harness race``, in a subprocess whose
+``PYTHONPATH`` puts the row's library release first, and read what it found from ``--json``."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from corpus.install import ROOT
+from corpus.readme import verdict
+from corpus.table import Row
+
+SEED = 1  # one seed for every row, so a rerun draws the same schedules
+MAX_EXAMPLES = 300  # schedules per search (race's quick profile): the corpus takes minutes
+TIMEOUT = 600  # seconds for one row, far above what one takes
+
+
+@dataclass(frozen=True)
+class Raced:
+    exit_code: int
+    found: Mapping[str, frozenset[str]]  # kind -> the faults of the first flaw that shows it
+    output: str  # what race printed, for a failure's message
+
+    def matches(self, row: Row) -> bool:
+        expected_exit = 1 if row.expected else 0
+        return self.exit_code == expected_exit and self.found == row.expected
+
+    def said(self) -> str:
+        """What the race concluded, in a line: its verdict, or why it gave none (exit 2)."""
+        if self.exit_code == 2:
+            lines = self.output.strip().splitlines()
+            return f"no verdict: {lines[-1] if lines else 'race printed nothing'}"
+        return verdict(self.found)
+
+
+def race(row: Row, workdir: Path) -> Raced:
+    summary, traces = workdir / f"{row.slug}.json", workdir / f"{row.slug}-trace.json"
+    command = [sys.executable, "-m", "harness", "race", "--limiter", row.limiter]
+    command += ["--policy", row.policy, "--nemesis", row.nemesis, "--seed", str(SEED)]
+    command += ["--max-examples", str(MAX_EXAMPLES), "--json", str(summary), "--trace", str(traces)]
+    paths = [str(ROOT)] if row.shared else [str(ROOT / row.directory), str(ROOT)]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    done = subprocess.run(
+        command, check=False, env=env, cwd=workdir, capture_output=True, text=True, timeout=TIMEOUT
+    )
+    output = done.stdout + done.stderr
+    found: dict[str, frozenset[str]] = {}
+    if summary.is_file():
+        for flaw in json.loads(summary.read_text())["flaws"]:
+            for kind in flaw["kinds"]:
+                found.setdefault(kind, frozenset(flaw["faults"]))
+    return Raced(done.returncode, found, output)

@@ -1,0 +1,255 @@
+"""The corpus table: each row a released limiter, pinned, the wrapper that plugs it in, the
+policy and faults it is raced with, the verdict expected and why.
+
+``expected`` maps each kind of violation the race must report to the faults its shortest
+schedule needs (empty: none, time passing between requests is enough); a row that expects
+nothing is expected clean. ``reason`` cites the library's own issue, or the released file and
+function that shows it. ``waits_for`` names the engine change a row's verdict depends on that
+this tree does not have yet (empty: none); such a row is raced and must fail until it lands.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+NEMESIS_ALL = "crash,stall,skew"
+ANCHOR_FIRST = "fixed-window policies whose window starts at its first hit (anchor=first)"
+EDGE_TOLERANCE = "a 1 ms tolerance at window edges and TTL deadlines"
+CLASS_CLOCKS = "clocks kept as class attributes virtualised (DRF's timer = time.time)"
+ASYNC_CLIENTS = "redis.asyncio clients scheduled, and async def check plug-ins"
+STEADY_TIME = (
+    "a TIME that never runs backwards within a millisecond on the server on virtual time (its "
+    "microseconds are the real clock's, so a later request may be dated up to 1 ms earlier)"
+)
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    pins: tuple[str, ...]  # the library first, then what it needs that the harness lacks
+    shared: bool  # True: pins come from the `corpus` extra; False: a directory of their own
+    limiter: str  # the wrapper, as module:attribute
+    raced: str  # the class or function of the library that the wrapper calls
+    policy: str
+    nemesis: str
+    claims: str  # what the library promises, in its own terms
+    expected: Mapping[str, frozenset[str]]
+    reason: str
+    waits_for: tuple[str, ...] = field(default=())
+
+    @property
+    def library(self) -> str:
+        return self.pins[0]
+
+    @property
+    def slug(self) -> str:
+        """The row's name as a file name: ``limits-1.2.0-fixed-window``."""
+        return re.sub(r"[^a-z0-9.]+", "-", self.name.lower()).strip("-")
+
+    @property
+    def directory(self) -> str:
+        """Where its pins are installed, relative to the project: one per library release."""
+        return f".corpus/{self.library.replace('==', '-')}"
+
+
+def _needs(**kinds: str) -> Mapping[str, frozenset[str]]:
+    """``_needs(immortal_key="crash")``: kind -> the faults it needs, comma-separated."""
+    return {
+        kind.replace("_", "-"): frozenset(filter(None, faults.split(",")))
+        for kind, faults in kinds.items()
+    }
+
+
+CLEAN: Mapping[str, frozenset[str]] = {}
+LIMITS_1 = ("six==1.17.0",)  # limits 1.x imports six; the redis client is the harness'
+FASTAPI = (
+    "fastapi==0.165.0",
+    "annotated-doc==0.0.7",
+    "pydantic==2.14.4",
+    "pydantic-core==2.50.5",
+    "annotated-types==0.8.0",
+    "typing-inspection==0.4.5",
+)
+DJANGO = ("Django==5.2.8", "asgiref==3.11.0", "sqlparse==0.5.3")
+
+ROWS = (
+    Row(
+        "limits 1.2.0 fixed window",
+        ("limits==1.2.0", *LIMITS_1),
+        False,
+        "corpus.limits:fixed_window",
+        "FixedWindowRateLimiter on RedisStorage",
+        "fixed-window:limit=2,window=10,anchor=first",
+        "crash",
+        "a fixed window from the first hit",
+        _needs(immortal_key="crash", wrongful_rejection="crash"),
+        'alisaifee/limits#14 ("redis hit has a race condition"): limits/storage.py '
+        "RedisInteractor.incr sends INCR, then EXPIRE when the count is 1; an app server that "
+        "dies between them leaves a counter with no TTL, whose key (no window in its name) "
+        "then refuses that identity for good",
+        (ANCHOR_FIRST, EDGE_TOLERANCE),
+    ),
+    Row(
+        "limits 1.2.1 fixed window",
+        ("limits==1.2.1", *LIMITS_1),
+        False,
+        "corpus.limits:fixed_window",
+        "FixedWindowRateLimiter on RedisStorage",
+        "fixed-window:limit=2,window=10,anchor=first",
+        NEMESIS_ALL,
+        "a fixed window from the first hit",
+        CLEAN,
+        "the fix of alisaifee/limits#14: limits/storage.py RedisStorage.incr runs "
+        "SCRIPT_INCR_EXPIRE, INCR and EXPIRE in one Lua script",
+        (ANCHOR_FIRST, EDGE_TOLERANCE),
+    ),
+    Row(
+        "limits 5.8.0 fixed window",
+        ("limits==5.8.0",),
+        False,
+        "corpus.limits:fixed_window",
+        "FixedWindowRateLimiter on RedisStorage",
+        "fixed-window:limit=2,window=10,anchor=first",
+        NEMESIS_ALL,
+        "a fixed window from the first hit (the key's TTL)",
+        CLEAN,
+        "limits/storage/redis.py RedisStorage.incr: one Lua script (incr_expire) counts and "
+        "sets the TTL; the window is the key's TTL, on the server's clock",
+        (ANCHOR_FIRST, EDGE_TOLERANCE),
+    ),
+    Row(
+        "limits 5.8.0 moving window",
+        ("limits==5.8.0",),
+        False,
+        "corpus.limits:moving_window",
+        "MovingWindowRateLimiter on RedisStorage",
+        "sliding-window:limit=2,window=10",
+        "crash",
+        "a sliding log of the last window",
+        CLEAN,
+        "limits/storage/redis.py RedisStorage.acquire_entry: one Lua script trims and appends; "
+        "it refuses at exactly one window after an admission, a boundary instant",
+        (EDGE_TOLERANCE,),
+    ),
+    Row(
+        "python-redis-rate-limit 0.0.10",
+        ("python-redis-rate-limit==0.0.10",),
+        True,
+        "corpus.redis_rate_limit:rate_limit",
+        "RateLimiter(...).limit(client).increment_usage",
+        "fixed-window:limit=2,window=10,anchor=first",
+        NEMESIS_ALL,
+        "at most max_requests per expire seconds, counted from the first",
+        CLEAN,
+        "redis_rate_limit/__init__.py INCREMENT_SCRIPT: INCRBY and EXPIRE in one Lua script, "
+        "the pattern of the Redis INCR documentation",
+        (ANCHOR_FIRST, EDGE_TOLERANCE),
+    ),
+    Row(
+        "throttled-py 3.5.0 fixed window",
+        ("throttled-py==3.5.0",),
+        True,
+        "corpus.throttled:fixed_window",
+        "Throttled(using='fixed_window') on RedisStore",
+        "fixed-window:limit=2,window=10",
+        "crash",
+        "a fixed window aligned to the clock",
+        _needs(immortal_key="crash"),
+        "throttled/rate_limiter/fixed_window.py RedisLimitAtomicAction.do: INCRBY, then EXPIRE "
+        "in a second round trip when the count is the cost (the Lua script beside it is "
+        "commented out, for speed); a crash between them leaves a key with no TTL",
+    ),
+    Row(
+        "throttled-py 3.5.0 token bucket",
+        ("throttled-py==3.5.0",),
+        True,
+        "corpus.throttled:token_bucket",
+        "Throttled(using='token_bucket') on RedisStore",
+        "token-bucket:capacity=2,rate=0.1",
+        "none",
+        "a bucket of burst tokens, refilled at the quota's rate",
+        _needs(over_admission="", wrongful_rejection=""),
+        "throttled/rate_limiter/token_bucket.py RedisLimitAtomicActionSpec.SCRIPTS reads the "
+        "server's TIME in whole seconds (TIME[1]) and refills floor(elapsed * rate) tokens: a "
+        "request late in a second is dated at its start, so tokens come back up to a second "
+        "early or late",
+    ),
+    Row(
+        "throttled-py 3.5.0 GCRA",
+        ("throttled-py==3.5.0",),
+        True,
+        "corpus.throttled:gcra",
+        "Throttled(using='gcra') on RedisStore",
+        "gcra:capacity=2,rate=0.1",
+        NEMESIS_ALL,
+        "the generic cell rate algorithm, burst requests at once",
+        CLEAN,
+        "throttled/rate_limiter/gcra.py RedisLimitAtomicActionSpec.SCRIPTS: one Lua script on "
+        "the server's TIME to the microsecond keeps the theoretical arrival time, with a TTL",
+        (STEADY_TIME,),
+    ),
+    Row(
+        "pyrate-limiter 2.10.0 RedisBucket",
+        ("pyrate-limiter==2.10.0",),
+        False,
+        "corpus.pyrate_limiter:redis_bucket_v2",
+        "Limiter(RequestRate, bucket_class=RedisBucket)",
+        "sliding-window:limit=2,window=10",
+        "none",
+        "at most limit requests in any interval (a sliding log)",
+        _needs(over_admission="", wrongful_rejection="", immortal_key=""),
+        'vutran1710/PyrateLimiter#116 ("Redis not working in any concurrency mode"): '
+        "pyrate_limiter/bucket.py RedisBucket.put reads LLEN, then RPUSHes in a second round "
+        "trip, under a lock of the process only; inspect_expired_items counts the recent items "
+        "as an LLEN less a place in a later LRANGE, so another instance trimming in between "
+        "makes it refuse; its list has no TTL unless expire_time is given",
+    ),
+    Row(
+        "pyrate-limiter 3.9.0 RedisBucket",
+        ("pyrate-limiter==3.9.0",),
+        False,
+        "corpus.pyrate_limiter:redis_bucket_v3",
+        "Limiter(RedisBucket.init(...))",
+        "sliding-window:limit=2,window=10",
+        "crash",
+        "at most limit requests in any interval (a sliding log)",
+        _needs(immortal_key=""),
+        "the fix of vutran1710/PyrateLimiter#116 in release 3: buckets/redis_bucket.py "
+        "RedisBucket.put runs one Lua script (PUT_ITEM); its sorted set still has no TTL (the "
+        "Limiter's leak thread trims it)",
+        (EDGE_TOLERANCE,),
+    ),
+    Row(
+        "Django REST framework 3.16.1 SimpleRateThrottle",
+        ("djangorestframework==3.16.1", *DJANGO),
+        True,
+        "corpus.rest_framework:simple_rate_throttle",
+        "SimpleRateThrottle on Django's RedisCache",
+        "sliding-window:limit=2,window=60",
+        "none",
+        "at most num_requests per duration (a sliding log)",
+        _needs(over_admission=""),
+        "rest_framework/throttling.py SimpleRateThrottle.allow_request GETs the history from "
+        "the cache and throttle_success SETs it back: two instances that read the same history "
+        "both admit, and one's SET overwrites the other's (a lost update)",
+        (CLASS_CLOCKS,),
+    ),
+    Row(
+        "fastapi-limiter 0.1.6",
+        ("fastapi-limiter==0.1.6", *FASTAPI),
+        False,
+        "corpus.fastapi_limiter:rate_limiter",
+        "RateLimiter dependency on redis.asyncio",
+        "fixed-window:limit=2,window=10,anchor=first",
+        NEMESIS_ALL,
+        "times requests per window, counted from the first (the key's TTL)",
+        _needs(over_admission=""),
+        "fastapi_limiter/__init__.py FastAPILimiter.lua_script answers PTTL when over the "
+        "limit, and RateLimiter.__call__ takes 0 for 'not limited': at the very millisecond of "
+        "the key's deadline Redis still holds it with a PTTL of 0, so that request is admitted "
+        "and not counted, and the next window admits times more",
+        (ASYNC_CLIENTS, ANCHOR_FIRST),
+    ),
+)

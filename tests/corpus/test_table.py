@@ -1,0 +1,53 @@
+"""The corpus table is whole and says the same as the README and the ``corpus`` extra; these
+need no library of the corpus installed (its wrappers import theirs only when called)."""
+
+from __future__ import annotations
+
+import importlib
+import tomllib
+from pathlib import Path
+
+from corpus.install import ROOT
+from corpus.readme import BEGIN, END, render
+from corpus.table import ROWS
+from limiters.catalogue import Flaw
+
+FAULTS = {"crash", "stall", "skew"}
+
+
+def test_the_readme_shows_the_table_as_the_table_module_renders_it() -> None:
+    readme = (ROOT / "README.md").read_text()
+    assert readme.count(BEGIN) == 1, "the README has no corpus table (python -m corpus.readme)"
+    shown = readme[readme.index(BEGIN) : readme.index(END) + len(END)]
+    assert shown == render(), "README's corpus table is stale: paste python -m corpus.readme"
+
+
+def test_the_corpus_extra_holds_exactly_the_shared_rows_pins() -> None:
+    project = tomllib.loads(Path(ROOT / "pyproject.toml").read_text())["project"]
+    shared = {pin for row in ROWS if row.shared for pin in row.pins}
+    assert set(project["optional-dependencies"]["corpus"]) == shared
+
+
+def test_at_least_eight_releases_some_expected_caught_some_clean() -> None:
+    assert len({row.library for row in ROWS}) >= 8
+    assert any(row.expected for row in ROWS)
+    assert any(not row.expected for row in ROWS)
+
+
+def test_every_row_names_a_wrapper_pinned_releases_and_faults_it_may_draw() -> None:
+    for row in ROWS:
+        module, _, attribute = row.limiter.partition(":")
+        assert callable(getattr(importlib.import_module(module), attribute)), row.name
+        assert all(pin.count("==") == 1 for pin in row.pins), row.name
+        allowed = set() if row.nemesis == "none" else set(row.nemesis.split(","))
+        assert allowed <= FAULTS, row.name
+        for kind, faults in row.expected.items():
+            assert kind in set(Flaw), (row.name, kind)
+            assert faults <= allowed, f"{row.name}: {kind} needs a fault the row leaves out"
+
+
+def test_rows_of_one_release_share_its_directory_and_pins() -> None:
+    pins_of: dict[str, tuple[str, ...]] = {}
+    for row in ROWS:
+        assert pins_of.setdefault(row.directory, row.pins) == row.pins, row.name
+    assert len({row.slug for row in ROWS}) == len(ROWS)
