@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 NEMESIS_ALL = "crash,stall,skew"
 ANCHOR_FIRST = "fixed-window policies whose window starts at its first hit (anchor=first)"
 EDGE_TOLERANCE = "a 1 ms tolerance at window edges and TTL deadlines"
-CLASS_CLOCKS = "clocks kept as class attributes virtualised (DRF's timer = time.time)"
 ASYNC_CLIENTS = "redis.asyncio clients scheduled, and async def check plug-ins"
 STEADY_TIME = (
     "a TIME that never runs backwards within a millisecond on the server on virtual time (its "
@@ -234,7 +233,6 @@ ROWS = (
         "rest_framework/throttling.py SimpleRateThrottle.allow_request GETs the history from "
         "the cache and throttle_success SETs it back: two instances that read the same history "
         "both admit, and one's SET overwrites the other's (a lost update)",
-        (CLASS_CLOCKS,),
     ),
     Row(
         "fastapi-limiter 0.1.6",
