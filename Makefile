@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 LOCAL_REDIS_IMAGE := ratelimit-harness/redis:local
 
-.PHONY: venv race-test load report study test lint unit corpus doctor bench redis-image clean
+.PHONY: venv race-test load report study test test-all lint unit corpus doctor bench redis-image clean
 
 venv: $(VENV)/.installed
 
@@ -23,6 +23,9 @@ study: venv
 	$(PY) -m harness study $(STUDY_ARGS)
 
 test: lint unit
+
+test-all: lint
+	$(PY) -m pytest -m 'not corpus'
 
 lint: venv
 	$(PY) -m ruff check . && $(PY) -m ruff format --check . && $(PY) -m mypy

@@ -13,7 +13,7 @@ import pytest
 from harness.explorer.campaign import Target, targets
 from harness.pytest_plugin import RaceResult
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.slow]  # make race-test races the same
 
 
 def _cases() -> list[object]:

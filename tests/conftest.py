@@ -1,8 +1,8 @@
 """Shared fixtures: one Redis per provisioning path per session, a clean database per test.
 
-Every integration test runs on the container path and on the embedded path. Where a path is
-not available the tests on it are skipped, unless HARNESS_REQUIRE_ALL_PATHS=1 (as in CI), where
-a missing path fails the run.
+Every integration test runs on each provisioning path of HARNESS_PATHS (the embedded path by
+default; CI adds the container path). Where a path is not available the tests on it are skipped,
+unless HARNESS_REQUIRE_ALL_PATHS=1 (as in CI), where a missing path fails the run.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from harness.provision import RedisServer, Unavailable, provision, provision_clu
 from harness.provision.container import LOCAL_IMAGE
 from tests.clocks import ManualClock
 
-PATHS = ("container", "embedded")
+# the paths every integration test runs on: the embedded server alone unless HARNESS_PATHS says
+# otherwise (CI: "container,embedded")
+PATHS = tuple(os.environ.get("HARNESS_PATHS", "embedded").split(","))
 # no deadline: a first example can take seconds on a loaded machine (a CI runner, or ours with
 # the suite beside a benchmark: 328 ms once for a shrinking test whose other calls take 2 ms),
 # and time is measured by the benchmarks in bench/, not by failing tests

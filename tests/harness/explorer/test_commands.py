@@ -3,6 +3,8 @@
 import json
 from pathlib import Path
 
+import pytest
+
 from tests.harness.test_cli import harness
 
 
@@ -61,6 +63,7 @@ def test_nemesis_chooses_the_faults_and_exit_1_is_only_for_a_flaw_under_them(
         assert "Traceback" not in refused.stderr
 
 
+@pytest.mark.slow
 def test_a_find_of_the_search_is_shrunk(tmp_path: Path) -> None:
     found = harness(
         "race", "--limiter", "token-bucket-client-clock", "--seed", "1", "--redis", "embedded",

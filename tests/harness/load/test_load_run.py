@@ -36,6 +36,7 @@ def swarm(seconds: float = 5, locustfile: str = "burst") -> run.Swarm:
     return run.Swarm(run.locustfile_path(locustfile), users=30, spawn_rate=30, duration=seconds)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("limiter", "expected"),
     [
@@ -60,6 +61,7 @@ def test_a_swarm_exposes_broken_limiters_and_clears_a_correct_one(
     assert api.latency_ms["count"] == sum(api.client_outcomes.values()) > 0
 
 
+@pytest.mark.slow
 def test_the_boundary_attack_is_caught_when_judged_by_the_sliding_window(
     redis_server: RedisServer,
 ) -> None:
@@ -119,6 +121,7 @@ def test_bad_input_is_one_line_and_exit_2(
     assert message in err[0]
 
 
+@pytest.mark.slow
 def test_a_remaining_that_promises_too_much_is_a_header_lie(redis_server: RedisServer) -> None:
     rules = default_rules().with_default("tests.harness.load.plugins:boastful", None)
     _, verdict = run.run_load(run.System(rules, redis_server, 2), swarm(4))
@@ -153,6 +156,7 @@ def _get_or_fail(url: str) -> None:
         _get(url, "k")
 
 
+@pytest.mark.slow
 def test_two_locust_processes_report_every_client_to_the_master(
     redis_server: RedisServer,
 ) -> None:
@@ -167,6 +171,7 @@ def test_two_locust_processes_report_every_client_to_the_master(
     assert "over-admission" in api.server.kinds
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_a_swarm_on_a_redis_cluster(cluster_server: RedisServer) -> None:
     system = run.System(default_rules(), cluster_server, 2, cluster=True)
@@ -178,6 +183,7 @@ def test_a_swarm_on_a_redis_cluster(cluster_server: RedisServer) -> None:
     assert by_rule["api"].server.metrics["outcomes"]["rejected"] > 0  # the free keys met it
 
 
+@pytest.mark.slow
 def test_a_limiter_that_never_decides_ends_with_exit_2_and_its_failure(
     redis_server: RedisServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -191,6 +197,7 @@ def test_a_limiter_that_never_decides_ends_with_exit_2_and_its_failure(
     assert "expected a bool or an object with .allowed" in line
 
 
+@pytest.mark.slow
 def test_constant_rate_keeps_each_users_schedule(redis_server: RedisServer) -> None:
     paced = run.Swarm(
         run.locustfile_path("tenants"), 10, 100, duration=4, constant_rate=5
