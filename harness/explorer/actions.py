@@ -47,7 +47,6 @@ class Skew:
 
 
 Action = Step | Through | Advance | Crash | Skew
-NEMESES = {Advance: "time passes", Crash: "crash", Skew: "clock skew"}
 
 
 def to_json(action: Action) -> dict[str, object]:

@@ -21,8 +21,6 @@ from dataclasses import dataclass
 from limiters.decision import Decision
 from limiters.policy import Policy
 
-DRAFT = "draft-ietf-httpapi-ratelimit-headers-11"
-
 _INT = r"[0-9]{1,15}"
 _STRING = r'"(?:[ !#-\[\]-~]|\\[\\"])*"'
 _TOKEN = r"[A-Za-z*][A-Za-z0-9_!#$%&'*+.^`|~:/-]*"

@@ -40,7 +40,6 @@ from harness.load.serve import Fleet, Process, spawn, start_fleet
 from harness.provision import RedisServer, provision, provision_cluster
 
 RUNS = Path("runs")
-DEFAULT_LOCUSTFILE = "burst"
 PROGRESS_EVERY = 5.0
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
