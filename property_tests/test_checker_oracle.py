@@ -14,17 +14,17 @@ docstring), written as plainly as it can be: it tries placements one by one.
   over-admission only those with a ``now`` are known to have waited; against a rejection, an
   allowed operation without one may have been queued any time before it departed.
 
-Why a grid of quarter seconds is exact: every interval's ends, every window boundary (windows
-of 0.5, 1 or 2 s), every ``now`` and every bucket step (1 / rate for rates of 0.5 to 4) lie on
-it. A placement that keeps a promise still keeps it with every instant rounded down to the grid:
-each promise compares differences of two instants with grid multiples (the window an instant is
-in, a window's length, (admissions - capacity) / rate), and rounding down keeps every such
-difference on its side (a leaky bucket's departures only come earlier: fewer waiting). And a
-placement that makes a rejection right stays right with the rejection as early as it can be
-once everything counted against it may have happened, and each of those as late as it can up to
-then: all interval ends or window boundaries, on the grid again. Times within 1 µs are not told
-apart (``placement.SLACK``); on the grid that shows in one place only, a bucket refilled over a
-span to exactly one token, which the checker may not tell from one a hair short of it.
+Why a grid of quarter seconds is exact: every interval's ends, every window boundary (windows of
+0.5, 1 or 2 s), every ``now`` and every bucket step (1 / rate for rates of 0.5 to 4) lie on it
+(for a rate of 8, a grid of eighths, on which the quarters lie too). A placement that keeps a
+promise still keeps it with every instant rounded down to the grid: each promise compares
+differences of two instants with grid multiples (the window an instant is in, a window's length,
+(admissions - capacity) / rate), and rounding down keeps every such difference on its side (a
+leaky bucket's departures only come earlier: fewer waiting). And a placement that makes a
+rejection right stays right with the rejection as early as it can be once everything counted
+against it may have happened, and each of those as late as it can up to then: all interval ends
+or window boundaries, on the grid again. A bucket is judged exactly: one refilled over a span to
+exactly one token has that token.
 """
 
 from __future__ import annotations
@@ -39,7 +39,6 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harness.checkers import check
-from harness.checkers.placement import SLACK
 from harness.checkers.timeline import bucket_params, window_params
 from harness.history import Operation, Outcome
 from limiters import Policy
@@ -52,8 +51,14 @@ LATER = math.inf  # any instant after the one a rejection is judged at: they all
 MAY_BE_INCONCLUSIVE = {"sliding-window", "token-bucket", "gcra", "leaky-bucket"}
 
 
-def on_grid(low: float, high: float) -> list[float]:
-    return [n * GRID for n in range(round(low / GRID), round(high / GRID) + 1)]
+def grid(policy: Policy) -> float:
+    """The grid the oracle places on: quarter seconds, eighths for a bucket step of 1/8 s."""
+    step = GRID if policy.rate is None else 1 / policy.rate
+    return GRID if step % GRID == 0 else step
+
+
+def on_grid(low: float, high: float, step: float = GRID) -> list[float]:
+    return [n * step for n in range(round(low / step), round(high / step) + 1)]
 
 
 def accepted(op: Operation) -> float:
@@ -95,12 +100,9 @@ def exhausted(policy: Policy, t: float, placed: Sequence[tuple[Operation, float]
         return sum(accepted(op) <= t < departs for op, departs in placed) >= capacity
     xs = [x for _, x in placed if x <= t]
     if policy.kind in ("token-bucket", "gcra"):
-        # one more at t would break the promise in some span [s, t]; a refill over a span is
-        # only known to within a microsecond's worth
+        # one more at t would break the promise in some span [s, t]
         capacity, rate = bucket_params(policy)
-        return any(
-            sum(s <= x for x in xs) + 1 > capacity + rate * max(0.0, t - s - SLACK) for s in xs
-        )
+        return any(sum(s <= x for x in xs) + 1 > capacity + rate * (t - s) for s in xs)
     limit, window = window_params(policy)
     if policy.kind == "sliding-window":
         return sum(x > t - window for x in xs) >= limit
@@ -123,7 +125,9 @@ def over_admitted(policy: Policy, admitted: list[Operation]) -> bool:
             return True
         op = admitted[len(placed)]
         assert op.complete is not None
-        return any(placeable([*placed, (op, x)]) for x in on_grid(op.invoke, op.complete))
+        return any(
+            placeable([*placed, (op, x)]) for x in on_grid(op.invoke, op.complete, grid(policy))
+        )
 
     return not placeable([])
 
@@ -131,11 +135,11 @@ def over_admitted(policy: Policy, admitted: list[Operation]) -> bool:
 def wrongly_rejected(policy: Policy, rejection: Operation, maybe: list[Operation]) -> bool:
     """At every instant of the rejection, under every placement of ``maybe``, budget was left."""
     assert rejection.complete is not None
-    for t in on_grid(rejection.invoke, rejection.complete):
+    for t in on_grid(rejection.invoke, rejection.complete, grid(policy)):
         choices = []
         for op in maybe:
             end = math.inf if op.complete is None else op.complete
-            before = on_grid(op.invoke, min(end, t)) if op.invoke <= t else []
+            before = on_grid(op.invoke, min(end, t), grid(policy)) if op.invoke <= t else []
             choices.append([(op, x) for x in [*before, *([LATER] if end > t else [])]])
         if any(exhausted(policy, t, placed) for placed in product(*choices)):
             return False
@@ -161,9 +165,9 @@ lengths = st.sampled_from([0, 0, 0, 1, 1, 1, 2, 2, 3, 4, 6]).map(lambda n: n * G
 
 
 @st.composite
-def operations(draw: st.DrawFn, outcome: Outcome) -> Operation:
+def operations(draw: st.DrawFn, outcome: Outcome, shared: list[float]) -> Operation:
     key = draw(st.sampled_from(["a", "a", "b"]))
-    invoke = draw(quarters)
+    invoke = draw(st.sampled_from(shared) | quarters)  # several at one instant, often
     complete: float | None = invoke + draw(lengths)
     if outcome is Outcome.UNKNOWN and draw(st.booleans()):
         complete = None
@@ -176,9 +180,10 @@ def operations(draw: st.DrawFn, outcome: Outcome) -> Operation:
 @st.composite
 def histories(draw: st.DrawFn) -> list[Operation]:
     counts = {Outcome.ALLOWED: 6, Outcome.UNKNOWN: 2, Outcome.REJECTED: 3, Outcome.ERROR: 1}
+    shared = draw(st.lists(quarters, min_size=1, max_size=3))
     history = []
     for outcome, most in counts.items():
-        history += draw(st.lists(operations(outcome), max_size=most))
+        history += draw(st.lists(operations(outcome, shared), max_size=most))
     return sorted(history, key=lambda op: op.invoke)
 
 
@@ -186,7 +191,7 @@ def policies(kind: str) -> st.SearchStrategy[Policy]:
     if "limit" in KINDS[kind]:
         windows = st.sampled_from([0.5, 1.0, 2.0])
         return st.builds(Policy, st.just(kind), limit=st.integers(1, 3), window=windows)
-    rates = st.sampled_from([0.5, 1.0, 2.0, 4.0])
+    rates = st.sampled_from([0.5, 1.0, 2.0, 4.0, 8.0])
     return st.builds(Policy, st.just(kind), capacity=st.integers(1, 3), rate=rates)
 
 
@@ -203,6 +208,11 @@ def test_the_checkers_agree_with_the_oracle(kind: str) -> None:
     # issue 11: a rejection completing at 0.0 is not an instant at its invoke
     @example(Policy(kind, limit=1, window=1), [point(0.0), point(-0.25, Outcome.REJECTED, 0.0)])
     @example(Policy(kind, capacity=1, rate=1), [point(0.0), point(-0.25, Outcome.REJECTED, 0.0)])
+    # a bucket refilled by quarters to two tokens, then one taken: the rejection is wrongful
+    @example(
+        Policy(kind, capacity=2, rate=4),
+        [*map(point, [2.75, 3.0, 3.25, 3.5, 3.75]), point(3.75, Outcome.REJECTED)],
+    )
     # issue 11: windows before time 0
     @example(Policy(kind, limit=2, window=3), [point(-1.25)])
     def run(policy: Policy, history: list[Operation]) -> None:
