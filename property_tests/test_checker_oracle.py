@@ -39,6 +39,7 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from harness.checkers import check
+from harness.checkers.edges import EDGE
 from harness.checkers.timeline import bucket_params, window_params
 from harness.history import Operation, Outcome
 from limiters import Policy
@@ -73,12 +74,15 @@ def keeps(policy: Policy, placed: Sequence[tuple[Operation, float]]) -> bool:
     """Whether admissions at these instants keep ``policy``'s promise."""
     xs = sorted(instant for _, instant in placed)
     if policy.kind in ("fixed-window", "sliding-counter"):  # the counter's aligned windows
+        # each in the window it is in, or one it is within EDGE of
         limit, window = window_params(policy)
-        per_window = Counter(math.floor(x / window) for x in xs)
-        return max(per_window.values(), default=0) <= limit
-    if policy.kind == "sliding-window":  # any half-open [x, x + window)
+        sides = [{math.floor((x - EDGE) / window), math.floor((x + EDGE) / window)} for x in xs]
+        return any(
+            max(Counter(windows).values(), default=0) <= limit for windows in product(*sides)
+        )
+    if policy.kind == "sliding-window":  # any half-open [x, x + window - EDGE)
         limit, window = window_params(policy)
-        return all(sum(x <= y < x + window for y in xs) <= limit for x in xs)
+        return all(sum(x <= y < x + window - EDGE for y in xs) <= limit for x in xs)
     capacity, rate = bucket_params(policy)
     burst = 1 if policy.kind == "leaky-bucket" else capacity
     # any span [x, y] holds at most burst + rate * (y - x): a bucket's admissions, a leaky
@@ -104,12 +108,13 @@ def exhausted(policy: Policy, t: float, placed: Sequence[tuple[Operation, float]
         capacity, rate = bucket_params(policy)
         return any(sum(s <= x for x in xs) + 1 > capacity + rate * (t - s) for s in xs)
     limit, window = window_params(policy)
-    if policy.kind == "sliding-window":
-        return sum(x > t - window for x in xs) >= limit
+    if policy.kind == "sliding-window":  # the window before t, and EDGE more
+        return sum(x >= t - window - EDGE for x in xs) >= limit
+    if policy.kind == "fixed-window":  # any window t is in or within EDGE of
+        edges = {math.floor((t - EDGE) / window), math.floor((t + EDGE) / window)}
+        return any(sum(k * window - EDGE <= x for x in xs) >= limit for k in edges)
     start = math.floor(t / window) * window
     current = sum(x >= start for x in xs)
-    if policy.kind == "fixed-window":
-        return current >= limit
     previous = sum(start - window <= x < start for x in xs)
     return current + previous * (1 - (t - start) / window) >= limit
 

@@ -1,6 +1,7 @@
 """fixed-window: at most ``limit`` admissions in each window [k*w, (k+1)*w).
 
-Over-admission is decided exactly. Each admission may fall in any window its interval touches;
+Over-admission is decided exactly. Each admission may fall in any window its interval touches,
+or comes within ``EDGE`` of (the edge rule, ``edges``);
 the history is valid iff admissions can be given windows with no window over ``limit``: an
 interval-to-slot matching that earliest-deadline-first solves optimally (Glover). Every
 admission EDF has to drop is one that no placement saves: the count is the fewest admissions
@@ -11,12 +12,12 @@ must hold more admissions than it has room for).
 from __future__ import annotations
 
 import heapq
-import math
 from bisect import bisect_left, bisect_right
 
 import numpy as np
 
 from harness.checkers.counting import Instants, Placeable
+from harness.checkers.edges import EDGE, windows_touched
 from harness.checkers.placement import Findings
 from harness.checkers.rejections import instants, wrongful
 from harness.checkers.timeline import Timeline, decided_by, end, window_params
@@ -31,7 +32,7 @@ def over_admissions(line: Timeline, policy: Policy) -> Findings:
     if _matched_quickly(columns.invoke[admitted], columns.end[admitted], limit, window):
         return Findings()
     spans = sorted(
-        (math.floor(op.invoke / window), math.floor(end(op) / window), index)
+        (*windows_touched(op.invoke, end(op), window), index)
         for index, op in enumerate(line.admitted)
     )
     dropped: list[int] = []
@@ -58,7 +59,7 @@ def _matched_quickly(starts: Instants, ends: Instants, limit: int, window: float
     the room left, earliest deadline first. There is some matching exactly when there is one
     that gives each window as many of its own as fit (swap one in for a straddler: the count
     stays), so this drops nothing exactly when the search above drops nothing."""
-    firsts, lasts = np.floor(starts / window), np.floor(ends / window)
+    firsts, lasts = np.floor((starts - EDGE) / window), np.floor((ends + EDGE) / window)
     alone = firsts == lasts
     windows, counts = np.unique(firsts[alone], return_counts=True)
     if counts.size and counts.max() > limit:
@@ -89,9 +90,9 @@ def _witnesses(
     by_span: dict[tuple[int, int], Witness] = {}
     firsts = [first for first, _, _ in spans]
     for index in dropped:
-        op = line.admitted[index]
-        last = math.floor(end(op) / window)
-        start = math.floor(op.invoke / window)
+        start, last = windows_touched(
+            line.admitted[index].invoke, end(line.admitted[index]), window
+        )
         while True:
             inside = [
                 line.admitted[i]
@@ -115,6 +116,11 @@ def _witnesses(
     return list(by_span.values())
 
 
+def _widened(touched: tuple[int, int]) -> tuple[int, int]:
+    """A range over the windows ``windows_touched`` gives, the last included."""
+    return touched[0], touched[1] + 1
+
+
 def _witness(
     key: str, inside: list[Operation], start: int, last: int, *, limit: int, window: float
 ) -> Witness:
@@ -129,27 +135,24 @@ def _witness(
 
 def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     """Wrongful: wherever the rejection and the others fall, fewer than ``limit`` admissions
-    (unknown ones counted) can sit in its window up to its own instant."""
+    (unknown ones counted) can sit in its window up to its own instant. By the edge rule, the
+    rejection may count in any window it comes within ``EDGE`` of, and so may the admissions:
+    window k holds, up to an instant t, those that can fall in [k*w - EDGE, t], for t up to
+    (k+1)*w + EDGE."""
     limit, window = window_params(policy)
     placeable = Placeable(line)
 
     def most_used(op: Operation) -> float:
         last = decided_by(op)
         most = 0
-        for k in range(math.floor(op.invoke / window), math.floor(last / window) + 1):
-            if last < (k + 1) * window:
-                most = max(most, placeable.within(k * window, last))
-            else:
-                most = max(most, placeable.within(k * window, (k + 1) * window, until_open=True))
+        for k in range(*_widened(windows_touched(op.invoke, last, window))):
+            until = min(last, (k + 1) * window + EDGE)
+            most = max(most, placeable.within(k * window - EDGE, until))
         return most
 
-    # most_used's first window, for every rejection at once
+    # most_used at the window of its invoke, for every rejection at once
     first, last = instants(line)
     k = np.floor(first / window)
-    since, after = k * window, (k + 1) * window
-    at_least = np.where(
-        last < after,
-        placeable.within_each(since, last),
-        placeable.within_each(since, after, until_open=True),
-    )
+    until = np.minimum(last, (k + 1) * window + EDGE)
+    at_least = placeable.within_each(k * window - EDGE, until)
     return wrongful(line, most_used, limit, "admissions in its window", at_least=at_least)
