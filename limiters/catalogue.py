@@ -14,6 +14,7 @@ from typing import Any
 
 from limiters.base import Limiter
 from limiters.colleague import Colleague
+from limiters.fixed_window_first_lua import FixedWindowFirstLua
 from limiters.fixed_window_incr_expire import FixedWindowIncrExpire
 from limiters.fixed_window_lua import FixedWindowLua
 from limiters.fixed_window_setnx_incr import FixedWindowSetnxIncr
@@ -119,6 +120,14 @@ ENTRIES = (
         "skew); the race explorer showed it, and the wrongful rejection under skew",
     ),
     Entry("fixed-window-lua", FixedWindowLua, FIXED, "Part 7 Lua check-and-increment, server time"),
+    Entry(
+        "fixed-window-first-lua",
+        FixedWindowFirstLua,
+        "fixed-window:limit=5,window=2,anchor=first",
+        "Lua window started by its first admission, server time",
+        note="not in the chapter: the window most released limiters keep (a key's TTL starts it "
+        "at a first hit), judged by the promise it makes, fixed-window with anchor=first",
+    ),
     Entry(
         "sliding-log-pipeline",
         SlidingLogPipeline,

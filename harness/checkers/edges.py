@@ -21,7 +21,8 @@ def windows_touched(first: float, last: float, window: float) -> tuple[int, int]
     return math.floor((first - EDGE) / window), math.floor((last + EDGE) / window)
 
 
-def sliding_span(window: float) -> float:
-    """How far apart two admissions must be for a sliding window to count them apart: a window
-    less the edge (for a window of under 2 ms, half of it)."""
+def least_apart(window: float) -> float:
+    """How far apart two admissions must be for a sliding window to count them apart, and two
+    starts of windows started by admissions must be at least: a window less the edge (for a
+    window of under 2 ms, half of it)."""
     return max(window - EDGE, window / 2)

@@ -7,7 +7,7 @@ that can fall in the closed [t - window - EDGE, t] before its instant t."""
 from __future__ import annotations
 
 from harness.checkers.counting import Placeable
-from harness.checkers.edges import EDGE, sliding_span
+from harness.checkers.edges import EDGE, least_apart
 from harness.checkers.placement import Findings, check_placement
 from harness.checkers.rejections import instants, wrongful
 from harness.checkers.rules import SlidingWindow
@@ -20,7 +20,7 @@ from limiters.policy import Policy
 def over_admissions(line: Timeline, policy: Policy) -> Findings:
     limit, window = window_params(policy)
     what = f"at most {limit} per {window:g} s"
-    return check_placement(line, SlidingWindow(limit, sliding_span(window)), what)
+    return check_placement(line, SlidingWindow(limit, least_apart(window)), what)
 
 
 def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:

@@ -1,0 +1,185 @@
+"""fixed-window with ``anchor=first``: windows [a, a + window), each started by the first
+admission at or after the end of the one before (a correct limiter admits that one: limit >= 1),
+as a key's TTL starts them. By the edge rule (``edges``), a window started at a holds what may
+fall in [a, a + window + EDGE], and the next starts at a + window - EDGE or later.
+
+Where the windows start depends on where each operation falls in its interval, and an ``unknown``
+one may have reached Redis and started a window: for over-admission it is an admission that may
+be counted or left out, whichever keeps the promise (a window it starts early can end early and
+make room). Segment by segment (a gap of window + EDGE with nothing that may have counted in it
+separates them):
+
+1. earliest-deadline-first with the unknown ones left out, each admission joining the open
+   window while it has room and reach: a placement found proves the history valid (the usual
+   case, near-linear);
+2. Hall witnesses: admissions wholly inside a span that no choice of windows gives room for (a
+   span of d meets at most floor((d + window + EDGE) / (window - EDGE)) + 1 windows), or inside a
+   span from the segment's start, where the first window starts no earlier (floor(d / (window -
+   EDGE)) + 1 windows);
+3. else, for a segment of at most ``EXACT_LIMIT`` operations, an exhaustive search over where each
+   window starts and which operations it holds: it finds windows that keep the promise, or proves
+   that none do;
+4. else inconclusive, never a violation.
+
+Wrongful rejection: a rightful one has ``limit`` admissions (unknown ones counted) in its window
+up to its instant, so within window + EDGE before it: the sliding window's check of the same
+limit and window, which is sound. It is not complete: a rejection with ``limit`` admissions
+within a window before it, some of them in a window that had ended, is wrongful and not reported.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from itertools import combinations
+
+from harness.checkers import sliding_window
+from harness.checkers.edges import least_apart
+from harness.checkers.placement import SLACK, Findings, greedy, greedy_drops_none, hall_witnesses
+from harness.checkers.rules import FirstWindows
+from harness.checkers.timeline import Timeline, end, window_params
+from harness.checkers.verdict import Witness
+from harness.history import Operation, Outcome
+from limiters.policy import Policy
+
+EXACT_LIMIT = 12  # operations, admitted and unknown, in a segment the search decides
+SEARCH_BUDGET = 50_000  # windows tried per segment
+
+wrongful_rejections = sliding_window.wrongful_rejections
+
+# an operation to place: (invoke, latest instant, whether it may be left out)
+Placed = tuple[float, float, bool]
+
+
+def over_admissions(line: Timeline, policy: Policy) -> Findings:
+    limit, window = window_params(policy)
+    rule = FirstWindows(limit, window)
+    columns, admitted = line.columns, line.admitted_at
+    if greedy_drops_none(columns.invoke[admitted], columns.end[admitted], rule):
+        return Findings()
+    what = f"at most {limit} in each window of {window:g} s started by an admission"
+    findings = Findings()
+    for segment in _segments([*line.admitted, *line.unknown], rule.horizon):
+        found = _judge_segment(line.key, segment, rule, what)
+        findings.violations += found.violations
+        findings.inconclusive += found.inconclusive
+    return findings
+
+
+def _segments(ops: list[Operation], horizon: float) -> list[list[Operation]]:
+    """Split where nothing can count within ``horizon`` of the other side."""
+    segments: list[list[Operation]] = []
+    latest = float("-inf")
+    for op in sorted(ops, key=lambda op: op.invoke):
+        if not segments or op.invoke - latest > horizon + SLACK:
+            segments.append([])
+        segments[-1].append(op)
+        latest = max(latest, end(op))
+    return segments
+
+
+def _judge_segment(key: str, segment: list[Operation], rule: FirstWindows, what: str) -> Findings:
+    admitted = [op for op in segment if op.outcome is Outcome.ALLOWED]
+    drops = greedy([(op.invoke, end(op)) for op in admitted], rule)
+    if not drops:
+        return Findings()
+    witnesses = hall_witnesses(key, admitted, drops, rule, what)
+    if not witnesses:
+        witnesses = _from_the_start(key, segment, admitted, rule, what)
+    if witnesses:
+        return Findings(witnesses)
+    span = (min(op.invoke for op in segment), max(end(op) for op in admitted))
+    if len(segment) <= EXACT_LIMIT:
+        placed = [(op.invoke, end(op), op.outcome is not Outcome.ALLOWED) for op in segment]
+        outcome = _windows_exist(placed, rule)
+        if outcome is False:
+            detail = f"no windows started by admissions hold these {len(admitted)} and keep {what}"
+            return Findings([Witness(key, span, admitted, detail)])
+        if outcome is True:
+            return Findings()
+    detail = f"could not decide whether these {len(admitted)} admissions keep {what}"
+    return Findings(inconclusive=[Witness(key, span, admitted, detail, excess=0)])
+
+
+def _from_the_start(
+    key: str, segment: list[Operation], admitted: list[Operation], rule: FirstWindows, what: str
+) -> list[Witness]:
+    """Admissions wholly inside [s, t], s the segment's first invoke: the first window starts at s
+    or later, so at most floor((t - s) / (window - EDGE)) + 1 windows hold them. The span with
+    the most admissions beyond that room, if any."""
+    first = min(op.invoke for op in segment)
+    by_end = sorted(admitted, key=end)
+    best: Witness | None = None
+    for count, op in enumerate(by_end, start=1):
+        last = end(op)
+        if count < len(by_end) and end(by_end[count]) == last:
+            continue  # those completing at the same instant are counted together
+        room = rule.limit * (int((last - first + SLACK) // least_apart(rule.window)) + 1)
+        if count > room and (best is None or count - room > best.excess):
+            detail = (
+                f"{count} admissions fall within [{first:.6f}, {last:.6f}], and the first window "
+                f"starts at {first:.6f} or later; {what} allows {room}"
+            )
+            best = Witness(key, (first, last), by_end[:count], detail, count - room)
+    return [] if best is None else [best]
+
+
+def _windows_exist(ops: Sequence[Placed], rule: FirstWindows) -> bool | None:
+    """Whether windows started by admissions can hold every operation that may not be left out,
+    each window at most ``limit``: True, False, or None when out of budget.
+
+    Window by window, in time: which operation starts it, where, and which it holds besides. For
+    a given set held, the window starting as early as it can (at the previous window's end, at
+    its starter's invoke, or where it first reaches the last of them to be invoked) leaves the
+    next the most room, so those are the only starts tried."""
+    apart, reach = least_apart(rule.window), rule.horizon
+    budget = [SEARCH_BUDGET]
+    failed: set[tuple[frozenset[int], float]] = set()
+
+    def search(remaining: frozenset[int], earliest: float) -> bool:
+        required = [i for i in remaining if not ops[i][2]]
+        if not required:
+            return True
+        if (remaining, earliest) in failed:
+            return False
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _OutOfBudget
+        latest = min(ops[i][1] for i in required)  # no window starts after a deadline
+        for starter in sorted(remaining, key=lambda i: ops[i][0]):
+            first, last = max(earliest, ops[starter][0]), min(ops[starter][1], latest)
+            if first > last + SLACK:
+                continue
+            reaching = {ops[i][0] - reach for i in remaining} - {first}
+            for start in sorted({first, *(s for s in reaching if first < s <= last)}):
+                if fill(remaining - {starter}, start):
+                    return True
+        failed.add((remaining, earliest))
+        return False
+
+    def fill(rest: frozenset[int], start: float) -> bool:
+        following = start + apart
+        kept = [i for i in rest if ops[i][1] >= start - SLACK]  # the others are left out
+        held = [i for i in kept if ops[i][0] <= start + reach + SLACK]
+        forced = [i for i in held if not ops[i][2] and ops[i][1] < following - SLACK]
+        room = rule.limit - 1 - len(forced)
+        if room < 0:
+            return False
+        free = sorted(set(held) - set(forced), key=lambda i: ops[i][1])
+        later = set(kept) - set(forced)
+        for size in range(min(room, len(free)), -1, -1):
+            for chosen in combinations(free, size):
+                after = later - set(chosen)
+                # an unknown one that cannot reach a later window is left out
+                after -= {i for i in after if ops[i][2] and ops[i][1] < following - SLACK}
+                if search(frozenset(after), following):
+                    return True
+        return False
+
+    try:
+        return search(frozenset(range(len(ops))), float("-inf"))
+    except _OutOfBudget:
+        return None
+
+
+class _OutOfBudget(Exception):
+    pass
