@@ -52,6 +52,11 @@ class Entry:
     def policy_kind(self) -> str:
         return Policy.parse(self.policy).kind
 
+    @property
+    def promise(self) -> str:
+        """What its limiter enforces (``Policy.promise``): the kind, with its anchor if any."""
+        return Policy.parse(self.policy).promise
+
     def build(self, client: Any, policy: Policy, **clocks: Any) -> Limiter:
         return self.factory(client, policy, **clocks)
 
