@@ -5,11 +5,17 @@ docstring), written as plainly as it can be: it tries placements one by one.
 
 - Over-admission: a violation iff no placement of the admissions, each on an instant of its
   [invoke, complete], keeps the promise. Unknown operations are left out: no promise breaks by
-  one admission fewer, so "not admitted" is always their benefit of the doubt.
+  one admission fewer, so "not admitted" is always their benefit of the doubt. Except for
+  windows started by admissions (``anchor=first``): there an admission can start a window early
+  and so make room later, so each unknown one is left out or placed, whichever keeps it.
 - Wrongful rejection: iff at every instant the rejection may have happened at, under every
   placement of the admissions and of the unknown operations (counted as admissions, an open
   one anywhere after its invoke), budget was left. Admissions at the rejection's own instant
-  count before it (the order of one instant is unknown; that order hurts most).
+  count before it (the order of one instant is unknown; that order hurts most). Windows
+  started by admissions are taken in from the admissions up to the rejection, in every way the
+  edge rule allows, however full; the rejection is right if in one of them its window is full.
+- The edge rule (``edges``): for the window kinds, an instant within EDGE of a window's edge
+  counts on either side, whichever keeps the promise or makes the rejection right.
 - A leaky bucket's placed instant is the departure; ``now``, when it was queued, is given. For
   over-admission only those with a ``now`` are known to have waited; against a rejection, an
   allowed operation without one may have been queued any time before it departed.
@@ -25,6 +31,15 @@ rejection right stays right with the rejection as early as it can be once everyt
 against it may have happened, and each of those as late as it can up to then: all interval ends
 or window boundaries, on the grid again. A bucket is judged exactly: one refilled over a span to
 exactly one token has that token.
+
+The edge rule keeps the grid exact. On it, an instant is within EDGE of an edge only when it is
+on the edge, so for aligned windows the rule is "an instant on an edge counts in either window",
+and an instant just before an edge, rounded up to it rather than down (it lies in an interval
+whose end is on the grid), keeps its choice. For sliding windows and windows started by
+admissions, whether a placement exists for a given order is a system of difference constraints
+(x - y >= window - EDGE, x - y <= window + EDGE, ...); it has a solution iff no cycle weighs
+less than zero, and a cycle's weight is a grid multiple plus at most 12 EDGE, far less than a
+quarter: so there is one iff there is one with EDGE 0, and then there is one on the grid.
 """
 
 from __future__ import annotations

@@ -4,7 +4,12 @@ One pure checker per policy kind; they never touch Redis and never sleep. Each d
 instant is only known to lie between its invoke and its complete, so a violation is reported
 only when it holds for every placement of the decisions inside their intervals, and ``unknown``
 outcomes get the benefit of the doubt: never counted as admissions when looking for
-over-admission, always counted when judging a rejection.
+over-admission (but for windows started by admissions, where one may be counted to make room:
+``first_window``), always counted when judging a rejection. What happens within a millisecond
+of a window's edge is a convention, not a flaw (``edges``).
+
+Parts are chosen by a policy's promise (``Policy.promise``): its kind, and ``anchor=first`` for a
+fixed window started by admissions.
 """
 
 from __future__ import annotations
