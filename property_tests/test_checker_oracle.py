@@ -66,8 +66,6 @@ LATER = math.inf  # any instant after the one a rejection is judged at: they all
 PROMISES = [*KINDS, FIRST_ANCHORED]
 # where the checker may say "inconclusive" (README), it may miss an over-admission when it says so
 MAY_BE_INCONCLUSIVE = {"sliding-window", "token-bucket", "gcra", "leaky-bucket", FIRST_ANCHORED}
-# where its wrongful-rejection check is sound but not complete (first_window's docstring)
-MAY_MISS_WRONGFUL_REJECTION = {FIRST_ANCHORED}
 
 
 def grid(policy: Policy) -> float:
@@ -316,8 +314,6 @@ def test_the_checkers_agree_with_the_oracle(promise: str) -> None:
         missed = expected - found
         if promise in MAY_BE_INCONCLUSIVE and verdict.inconclusive:
             missed.discard("over-admission")
-        if promise in MAY_MISS_WRONGFUL_REJECTION:
-            missed.discard("wrongful-rejection")
         assert not missed, ("the checker missed", verdict.to_json())
 
     run()

@@ -23,12 +23,18 @@ separates them):
 
 Wrongful rejection: a rightful one has ``limit`` admissions (unknown ones counted) in its window
 up to its instant, so within window + EDGE before it: the sliding window's check of the same
-limit and window, which is sound. It is not complete: a rejection with ``limit`` admissions
-within a window before it, some of them in a window that had ended, is wrongful and not reported.
+limit and window, which is sound. Where that excuses a rejection whose stretch of the history
+holds at most ``EXACT_LIMIT`` operations, a search over where the windows start settles it: the
+rejection is wrongful when no way of starting them gives its window ``limit`` admissions by its
+instant. (The search lets an admission that may have completed after the rejection's invoke
+fall after the rejection, which is lenient.) In a longer stretch, a rejection with ``limit``
+admissions within a window before it, some of them in a window that had ended, is wrongful and
+not reported.
 """
 
 from __future__ import annotations
 
+from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import combinations
 
@@ -36,15 +42,13 @@ from harness.checkers import sliding_window
 from harness.checkers.edges import least_apart
 from harness.checkers.placement import SLACK, Findings, greedy, greedy_drops_none, hall_witnesses
 from harness.checkers.rules import FirstWindows
-from harness.checkers.timeline import Timeline, end, window_params
+from harness.checkers.timeline import Timeline, decided_by, end, window_params
 from harness.checkers.verdict import Witness
 from harness.history import Operation, Outcome
 from limiters.policy import Policy
 
 EXACT_LIMIT = 12  # operations, admitted and unknown, in a segment the search decides
 SEARCH_BUDGET = 50_000  # windows tried per segment
-
-wrongful_rejections = sliding_window.wrongful_rejections
 
 # an operation to place: (invoke, latest instant, whether it may be left out)
 Placed = tuple[float, float, bool]
@@ -63,6 +67,100 @@ def over_admissions(line: Timeline, policy: Policy) -> Findings:
         findings.violations += found.violations
         findings.inconclusive += found.inconclusive
     return findings
+
+
+def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
+    found = sliding_window.wrongful_rejections(line, policy)
+    if not line.rejected_at.size:
+        return found
+    limit, window = window_params(policy)
+    rule = FirstWindows(limit, window)
+    accused = {id(witness.operations[0]) for witness in found}
+    segments = _segments([*line.admitted, *line.unknown], rule.horizon)
+    starts = [min(op.invoke for op in segment) for segment in segments]
+    ends = [max(end(op) for op in segment) for segment in segments]
+    for rejection in line.rejected:
+        if id(rejection) in accused:
+            continue
+        first, last = rejection.invoke, decided_by(rejection)
+        # the segments that may count by its instant, and reach within a window before it: the
+        # last to start by its completion, and any before it that ends late enough
+        latest = bisect_right(starts, last) - 1
+        near = [k for k in (latest - 1, latest) if k >= 0 and ends[k] >= first - rule.horizon]
+        if len(near) != 1 or len(segments[near[0]]) > EXACT_LIMIT:
+            continue
+        placed = [
+            (op.invoke, end(op), op.outcome is not Outcome.ALLOWED or end(op) >= first)
+            for op in segments[near[0]]
+            if op.invoke <= last
+        ]
+        if _window_can_be_full(placed, (first, last), rule) is False:
+            detail = (
+                f"rejected with fewer than {limit} admissions in its window, however it started"
+            )
+            found.append(Witness(line.key, (first, last), [rejection], detail))
+    return found
+
+
+def _window_can_be_full(
+    ops: Sequence[Placed], rejection: tuple[float, float], rule: FirstWindows
+) -> bool | None:
+    """Whether windows started by admissions can be started so that the rejection's window holds
+    ``limit`` admissions by its instant: True, False, or None when out of budget. Those that may
+    be left out here may also fall after the rejection; a window's capacity does not bind (the
+    question is the rejection's, not whether the history is valid).
+
+    Window by window, in time, as ``_windows_exist``: a window's start, then which of those that
+    must fall before the rejection it holds (the others fall later, where they may join the
+    rejection's window); the first window that reaches the rejection's instant is its window,
+    and holds its starter and all that may fall between its start and that instant."""
+    first_instant, last_instant = rejection
+    apart, reach = least_apart(rule.window), rule.horizon
+    budget = [SEARCH_BUDGET]
+    failed: set[tuple[frozenset[int], float]] = set()
+
+    def search(remaining: frozenset[int], earliest: float) -> bool:
+        if (remaining, earliest) in failed:
+            return False
+        budget[0] -= 1
+        if budget[0] < 0:
+            raise _OutOfBudget
+        required = [i for i in remaining if not ops[i][2]]
+        latest = min([last_instant, *(ops[i][1] for i in required)])
+        for starter in sorted(remaining, key=lambda i: ops[i][0]):
+            first, last = max(earliest, ops[starter][0]), min(ops[starter][1], latest)
+            if first > last + SLACK:
+                continue
+            # and where it first reaches the rejection
+            reaching = {ops[i][0] - reach for i in remaining} | {first_instant - reach}
+            for start in sorted({first, *(s for s in reaching if first < s <= last)}):
+                if full_or_later(remaining - {starter}, start):
+                    return True
+        failed.add((remaining, earliest))
+        return False
+
+    def full_or_later(rest: frozenset[int], start: float) -> bool:
+        instant = min(last_instant, start + reach)
+        if instant >= max(first_instant, start) - SLACK:
+            joining = [i for i in rest if ops[i][0] <= instant + SLACK and ops[i][1] >= start]
+            if 1 + len(joining) >= rule.limit:
+                return True
+        following = start + apart
+        if following > last_instant + SLACK:
+            return False
+        kept = [i for i in rest if ops[i][1] >= following - SLACK or not ops[i][2]]
+        forced = {i for i in kept if not ops[i][2] and ops[i][1] < following - SLACK}
+        free = [i for i in kept if not ops[i][2] and i not in forced]
+        for size in range(len(free) + 1):
+            for chosen in combinations(free, size):
+                if search(frozenset(kept) - forced - set(chosen), following):
+                    return True
+        return False
+
+    try:
+        return search(frozenset(range(len(ops))), float("-inf"))
+    except _OutOfBudget:
+        return None
 
 
 def _segments(ops: list[Operation], horizon: float) -> list[list[Operation]]:

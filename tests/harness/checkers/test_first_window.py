@@ -99,3 +99,13 @@ def test_a_long_history_of_a_correct_limiter_is_valid() -> None:
     assert verdict.valid
     assert not verdict.inconclusive
     assert verdict.operations == 50_000
+
+
+def test_a_rejection_whose_window_started_after_a_full_one_ended_is_wrongful() -> None:
+    """0 and 5 fill [0, 10); 11 starts [11, 21), which holds one at 12: the refusal is wrongful,
+    though 5 and 11 lie within a window before it. If the second may have come at 10.5, it may
+    have started the window 11 joined."""
+    assert kinds(check([*points(0, 5, 11), op(12, 12, "rejected")], POLICY)) == {
+        "wrongful-rejection": 1
+    }
+    assert check([*points(0), op(5, 10.5), *points(11), op(12, 12, "rejected")], POLICY).valid
