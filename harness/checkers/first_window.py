@@ -10,8 +10,9 @@ make room). Segment by segment (a gap of window + EDGE with nothing that may hav
 separates them):
 
 1. earliest-deadline-first with the unknown ones left out, each admission joining the open
-   window while it has room and reach: a placement found proves the history valid (the usual
-   case, near-linear);
+   window while it has room and reach; where that fails, the same trying for each admission
+   both joining and starting the next window, a bounded number of ways kept: a placement found
+   proves the history valid (the usual case, near-linear);
 2. Hall witnesses: admissions wholly inside a span that no choice of windows gives room for (a
    span of d meets at most floor((d + window + EDGE) / (window - EDGE)) + 1 windows), or inside a
    span from the segment's start, where the first window starts no earlier (floor(d / (window -
@@ -34,11 +35,13 @@ not reported.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Sequence
 from itertools import combinations
 
+import numpy as np
+
 from harness.checkers import sliding_window
+from harness.checkers.columns import Indexes
 from harness.checkers.edges import least_apart
 from harness.checkers.placement import SLACK, Findings, greedy, greedy_drops_none, hall_witnesses
 from harness.checkers.rules import FirstWindows
@@ -49,6 +52,7 @@ from limiters.policy import Policy
 
 EXACT_LIMIT = 12  # operations, admitted and unknown, in a segment the search decides
 SEARCH_BUDGET = 50_000  # windows tried per segment
+FRONTIER = 32  # ways of starting the windows kept at once when looking for a valid one
 
 # an operation to place: (invoke, latest instant, whether it may be left out)
 Placed = tuple[float, float, bool]
@@ -76,22 +80,15 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     limit, window = window_params(policy)
     rule = FirstWindows(limit, window)
     accused = {id(witness.operations[0]) for witness in found}
-    segments = _segments([*line.admitted, *line.unknown], rule.horizon)
-    starts = [min(op.invoke for op in segment) for segment in segments]
-    ends = [max(end(op) for op in segment) for segment in segments]
-    for rejection in line.rejected:
+    segments = _stretches(line, rule.horizon)
+    for index, near in _rejections_near_a_short_stretch(line, segments, rule.horizon):
+        rejection = line.columns.operations[index]
         if id(rejection) in accused:
             continue
         first, last = rejection.invoke, decided_by(rejection)
-        # the segments that may count by its instant, and reach within a window before it: the
-        # last to start by its completion, and any before it that ends late enough
-        latest = bisect_right(starts, last) - 1
-        near = [k for k in (latest - 1, latest) if k >= 0 and ends[k] >= first - rule.horizon]
-        if len(near) != 1 or len(segments[near[0]]) > EXACT_LIMIT:
-            continue
         placed = [
             (op.invoke, end(op), op.outcome is not Outcome.ALLOWED or end(op) >= first)
-            for op in segments[near[0]]
+            for op in line.columns.picked(near)
             if op.invoke <= last
         ]
         if _window_can_be_full(placed, (first, last), rule) is False:
@@ -100,6 +97,40 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
             )
             found.append(Witness(line.key, (first, last), [rejection], detail))
     return found
+
+
+def _stretches(line: Timeline, horizon: float) -> list[Indexes]:
+    """The indexes of the admitted and unknown operations, split as ``_segments`` splits them."""
+    maybe = line.maybe_at
+    invokes, ends = line.columns.invoke[maybe], line.columns.end[maybe]
+    order = np.lexsort((ends, invokes))
+    latest = np.maximum.accumulate(ends[order])
+    firsts = 1 + np.flatnonzero(invokes[order][1:] - latest[:-1] > horizon + SLACK)
+    return np.split(maybe[order], firsts.tolist()) if maybe.size else []
+
+
+def _rejections_near_a_short_stretch(
+    line: Timeline, stretches: list[Indexes], horizon: float
+) -> list[tuple[int, Indexes]]:
+    """Each rejection (its index) whose instant only one stretch of the history can count at,
+    from within a window before it, when that stretch holds at most ``EXACT_LIMIT`` operations:
+    with that stretch. The stretch is the last to start by the rejection's completion; the one
+    before it ends too early (its operations end earlier still)."""
+    if not stretches or not line.rejected_at.size:
+        return []
+    columns = line.columns
+    starts = np.array([columns.invoke[s].min() for s in stretches])
+    ends = np.array([columns.end[s].max() for s in stretches])
+    sizes = np.array([s.size for s in stretches])
+    first = columns.invoke[line.rejected_at]
+    latest = np.searchsorted(starts, columns.decided_by[line.rejected_at], "right") - 1
+    reaches = ends[np.maximum(latest, 0)] >= first - horizon
+    before = np.maximum(latest - 1, 0)
+    alone = (latest == 0) | (ends[before] < first - horizon)
+    chosen = np.flatnonzero(
+        (latest >= 0) & reaches & alone & (sizes[np.maximum(latest, 0)] <= EXACT_LIMIT)
+    )
+    return [(int(line.rejected_at[i]), stretches[int(latest[i])]) for i in chosen.tolist()]
 
 
 def _window_can_be_full(
@@ -178,7 +209,7 @@ def _segments(ops: list[Operation], horizon: float) -> list[list[Operation]]:
 def _judge_segment(key: str, segment: list[Operation], rule: FirstWindows, what: str) -> Findings:
     admitted = [op for op in segment if op.outcome is Outcome.ALLOWED]
     drops = greedy([(op.invoke, end(op)) for op in admitted], rule)
-    if not drops:
+    if not drops or _windows_found([(op.invoke, end(op)) for op in admitted], rule):
         return Findings()
     witnesses = hall_witnesses(key, admitted, drops, rule, what)
     if not witnesses:
@@ -196,6 +227,27 @@ def _judge_segment(key: str, segment: list[Operation], rule: FirstWindows, what:
             return Findings()
     detail = f"could not decide whether these {len(admitted)} admissions keep {what}"
     return Findings(inconclusive=[Witness(key, span, admitted, detail, excess=0)])
+
+
+def _windows_found(intervals: list[tuple[float, float]], rule: FirstWindows) -> bool:
+    """Whether windows that keep the promise are found by trying, for each admission in turn
+    (by deadline), both joining the open window and starting the next, keeping the
+    ``FRONTIER`` most promising ways (earliest window start, then fewest in it): a way found
+    proves the admissions valid; none found proves nothing."""
+    apart, reach = least_apart(rule.window), rule.horizon
+    ways: set[tuple[float, int]] = {(float("-inf"), rule.limit)}  # (window start, count)
+    for invoke, deadline in sorted(intervals, key=lambda interval: (interval[1], interval[0])):
+        following: set[tuple[float, int]] = set()
+        for start, count in ways:
+            if count < rule.limit and invoke <= start + reach + SLACK and deadline >= start:
+                following.add((start, count + 1))
+            new_start = max(invoke, start + apart)
+            if new_start <= deadline + SLACK:
+                following.add((min(new_start, deadline), 1))
+        if not following:
+            return False
+        ways = set(sorted(following)[:FRONTIER])
+    return True
 
 
 def _from_the_start(
