@@ -93,7 +93,7 @@ def test_a_wrongful_rejection_is_counted(tmp_path: Path) -> None:
 def test_operations_in_flight_are_counted_as_in_flight(tmp_path: Path) -> None:
     journal = Journal(tmp_path, "login")
     for n in range(5):
-        journal.decide("alice", ALLOWED, n)
+        journal.decide("alice", ALLOWED, 1 + n)  # inside the window [0, 900), clear of its edge
     pending = [journal.invoke("alice", 10 + n) for n in range(2)]
     journal.invoke("carol", 11)
     judge = LiveJudge(tmp_path, RULES)
