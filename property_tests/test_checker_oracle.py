@@ -13,9 +13,11 @@ docstring), written as plainly as it can be: it tries placements one by one.
   one anywhere after its invoke), budget was left. Admissions at the rejection's own instant
   count before it (the order of one instant is unknown; that order hurts most). Windows
   started by admissions are taken in from the admissions up to the rejection, in every way the
-  edge rule allows, however full; the rejection is right if in one of them its window is full.
-- The edge rule (``edges``): for the window kinds, an instant within EDGE of a window's edge
-  counts on either side, whichever keeps the promise or makes the rejection right.
+  edge rule allows, however full; the rejection is right if in one of them its window is full;
+  there an unknown operation may also be left out, as a window it starts can end too early.
+- The edge rule (``edges``): for the window kinds, what falls within EDGE of a window's edge
+  counts on whichever side keeps the promise or makes the rejection right; for aligned windows'
+  over-admission, one convention for every edge: all edges shifted alike by up to EDGE.
 - A leaky bucket's placed instant is the departure; ``now``, when it was queued, is given. For
   over-admission only those with a ``now`` are known to have waited; against a rejection, an
   allowed operation without one may have been queued any time before it departed.
@@ -33,13 +35,14 @@ or window boundaries, on the grid again. A bucket is judged exactly: one refille
 exactly one token has that token.
 
 The edge rule keeps the grid exact. On it, an instant is within EDGE of an edge only when it is
-on the edge, so for aligned windows the rule is "an instant on an edge counts in either window",
-and an instant just before an edge, rounded up to it rather than down (it lies in an interval
-whose end is on the grid), keeps its choice. For sliding windows and windows started by
-admissions, whether a placement exists for a given order is a system of difference constraints
-(x - y >= window - EDGE, x - y <= window + EDGE, ...); it has a solution iff no cycle weighs
-less than zero, and a cycle's weight is a grid multiple plus at most 12 EDGE, far less than a
-quarter: so there is one iff there is one with EDGE 0, and then there is one on the grid.
+on the edge, so for aligned windows a shift of the edges is "every instant on an edge counts in
+the window before it" or "in the window after it", and an instant just before an edge, rounded
+up to it rather than down (it lies in an interval whose end is on the grid), keeps its side. For
+sliding windows and windows started by admissions, whether a placement exists for a given order
+is a system of difference constraints (x - y >= window - EDGE, x - y <= window + EDGE, ...); it
+has a solution iff no cycle weighs less than zero, and a cycle's weight is a grid multiple plus
+at most 12 EDGE, far less than a quarter: so there is one iff there is one with EDGE 0, and then
+there is one on the grid.
 """
 
 from __future__ import annotations
@@ -113,11 +116,11 @@ def keeps(policy: Policy, placed: Sequence[tuple[Operation, float]]) -> bool:
         windows = first_windows(xs, window)
         return any(all(len(held) <= limit for held in taken) for taken in windows)
     if policy.kind in ("fixed-window", "sliding-counter"):  # the counter's aligned windows
-        # each in the window it is in, or one it is within EDGE of
+        # one convention at every edge: all of them shifted alike, by up to EDGE either way
         limit, window = window_params(policy)
-        sides = [{math.floor((x - EDGE) / window), math.floor((x + EDGE) / window)} for x in xs]
         return any(
-            max(Counter(windows).values(), default=0) <= limit for windows in product(*sides)
+            max(Counter(math.floor((x - shift) / window) for x in xs).values(), default=0) <= limit
+            for shift in (-EDGE, 0.0, EDGE)
         )
     if policy.kind == "sliding-window":  # any half-open [x, x + window - EDGE)
         limit, window = window_params(policy)
@@ -195,14 +198,18 @@ def over_admitted(policy: Policy, admitted: list[Operation], unknown: list[Opera
 
 
 def wrongly_rejected(policy: Policy, rejection: Operation, maybe: list[Operation]) -> bool:
-    """At every instant of the rejection, under every placement of ``maybe``, budget was left."""
+    """At every instant of the rejection, under every placement of ``maybe``, budget was left.
+    (Under windows started by admissions, an unknown one counted may start a window that ends
+    before the rejection: so it may also not have counted.)"""
     assert rejection.complete is not None
+    first_anchored = policy.promise == FIRST_ANCHORED
     for t in on_grid(rejection.invoke, rejection.complete, grid(policy)):
         choices = []
         for op in maybe:
             end = math.inf if op.complete is None else op.complete
             before = on_grid(op.invoke, min(end, t), grid(policy)) if op.invoke <= t else []
-            choices.append([(op, x) for x in [*before, *([LATER] if end > t else [])]])
+            left_out = end > t or (first_anchored and op.outcome is Outcome.UNKNOWN)
+            choices.append([(op, x) for x in [*before, *([LATER] if left_out else [])]])
         if any(exhausted(policy, t, placed) for placed in product(*choices)):
             return False
     return True

@@ -125,3 +125,17 @@ def test_an_admission_a_millisecond_before_the_window_may_have_filled_it() -> No
     assert check([*points(9.9995, 10.5), op(11, 11, "rejected")], POLICY).valid
     verdict = check([*points(9.998, 10.5), op(11, 11, "rejected")], POLICY)
     assert kinds(verdict) == {"wrongful-rejection": 1}
+
+
+def test_one_convention_holds_at_every_edge() -> None:
+    """Two admitted at the very instant of an edge share a window whichever side the limiter
+    puts its edges on; so do two of three within a millisecond of it, while one on each side of
+    the edge is where it is. Edges may sit a millisecond early, or late, but all alike."""
+    one = Policy.parse("fixed-window:limit=1,window=10")
+    verdict = check(points(10, 10), one)
+    assert kinds(verdict) == {"over-admission": 1}
+    assert "shifted by up to 1 ms" in verdict.violations[0].witnesses[0].detail
+    assert check(points(9.9995, 10.0005), one).valid
+    assert kinds(check(points(9.9995, 9.9999, 10.0005), one)) == {"over-admission": 1}
+    two = Policy.parse("fixed-window:limit=2,window=10")
+    assert check(points(5, 9.9995, 9.9999, 15), two).valid  # [0, 10) ends before 9.9995
