@@ -5,7 +5,10 @@ A limiter may close its windows or keep them half-open, and Redis keeps a key th
 millisecond of its deadline (a key expires once the clock has passed it), so a decision within
 ``EDGE`` of a window's edge (or a TTL's deadline) may be counted on whichever side of it helps the
 limiter: against over-admission and against wrongful rejection alike. A violation is reported
-only if it stands under every such choice. The buckets have no edges: they are judged exactly.
+only if it stands under every such choice. A limiter keeps one convention, though: for aligned
+windows' over-admission every edge moves alike (``fixed_window``), so that two admissions at
+the very instant of an edge still share a window. The buckets have no edges: they are judged
+exactly.
 """
 
 from __future__ import annotations
