@@ -6,7 +6,7 @@ fall in [a, a + window + EDGE], and the next starts at a + window - EDGE or late
 Where the windows start depends on where each operation falls in its interval, and an ``unknown``
 one may have reached Redis and started a window: for over-admission it is an admission that may
 be counted or left out, whichever keeps the promise (a window it starts early can end early and
-make room). Segment by segment (a gap of window + EDGE with nothing that may have counted in it
+make room). Stretch by stretch (a gap of window + EDGE with nothing that may have counted in it
 separates them):
 
 1. earliest-deadline-first with the unknown ones left out, each admission joining the open
@@ -15,9 +15,9 @@ separates them):
    proves the history valid (the usual case, near-linear);
 2. Hall witnesses: admissions wholly inside a span that no choice of windows gives room for (a
    span of d meets at most floor((d + window + EDGE) / (window - EDGE)) + 1 windows), or inside a
-   span from the segment's start, where the first window starts no earlier (floor(d / (window -
+   span from the stretch's start, where the first window starts no earlier (floor(d / (window -
    EDGE)) + 1 windows);
-3. else, for a segment of at most ``EXACT_LIMIT`` operations, an exhaustive search over where each
+3. else, for a stretch of at most ``EXACT_LIMIT`` operations, an exhaustive search over where each
    window starts and which operations it holds: it finds windows that keep the promise, or proves
    that none do;
 4. else inconclusive, never a violation.
@@ -50,8 +50,8 @@ from harness.checkers.verdict import Witness
 from harness.history import Operation, Outcome
 from limiters.policy import Policy
 
-EXACT_LIMIT = 12  # operations, admitted and unknown, in a segment the search decides
-SEARCH_BUDGET = 50_000  # windows tried per segment
+EXACT_LIMIT = 12  # operations, admitted and unknown, in a stretch the search decides
+SEARCH_BUDGET = 50_000  # windows tried per stretch
 FRONTIER = 32  # ways of starting the windows kept at once when looking for a valid one
 
 # an operation to place: (invoke, latest instant, whether it may be left out)
@@ -66,8 +66,8 @@ def over_admissions(line: Timeline, policy: Policy) -> Findings:
         return Findings()
     what = f"at most {limit} in each window of {window:g} s started by an admission"
     findings = Findings()
-    for segment in _segments([*line.admitted, *line.unknown], rule.horizon):
-        found = _judge_segment(line.key, segment, rule, what)
+    for stretch in _stretches(line, rule.horizon):
+        found = _judge_stretch(line.key, line.columns.picked(stretch), rule, what)
         findings.violations += found.violations
         findings.inconclusive += found.inconclusive
     return findings
@@ -80,8 +80,8 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     limit, window = window_params(policy)
     rule = FirstWindows(limit, window)
     accused = {id(witness.operations[0]) for witness in found}
-    segments = _stretches(line, rule.horizon)
-    for index, near in _rejections_near_a_short_stretch(line, segments, rule.horizon):
+    stretches = _stretches(line, rule.horizon)
+    for index, near in _rejections_near_a_short_stretch(line, stretches, rule.horizon):
         rejection = line.columns.operations[index]
         if id(rejection) in accused:
             continue
@@ -100,7 +100,8 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
 
 
 def _stretches(line: Timeline, horizon: float) -> list[Indexes]:
-    """The indexes of the admitted and unknown operations, split as ``_segments`` splits them."""
+    """The indexes of the admitted and unknown operations, by invoke, split where nothing can
+    count within ``horizon`` of the other side: the stretches judged apart."""
     maybe = line.maybe_at
     invokes, ends = line.columns.invoke[maybe], line.columns.end[maybe]
     order = np.lexsort((ends, invokes))
@@ -194,31 +195,19 @@ def _window_can_be_full(
         return None
 
 
-def _segments(ops: list[Operation], horizon: float) -> list[list[Operation]]:
-    """Split where nothing can count within ``horizon`` of the other side."""
-    segments: list[list[Operation]] = []
-    latest = float("-inf")
-    for op in sorted(ops, key=lambda op: op.invoke):
-        if not segments or op.invoke - latest > horizon + SLACK:
-            segments.append([])
-        segments[-1].append(op)
-        latest = max(latest, end(op))
-    return segments
-
-
-def _judge_segment(key: str, segment: list[Operation], rule: FirstWindows, what: str) -> Findings:
-    admitted = [op for op in segment if op.outcome is Outcome.ALLOWED]
+def _judge_stretch(key: str, stretch: list[Operation], rule: FirstWindows, what: str) -> Findings:
+    admitted = [op for op in stretch if op.outcome is Outcome.ALLOWED]
     drops = greedy([(op.invoke, end(op)) for op in admitted], rule)
     if not drops or _windows_found([(op.invoke, end(op)) for op in admitted], rule):
         return Findings()
     witnesses = hall_witnesses(key, admitted, drops, rule, what)
     if not witnesses:
-        witnesses = _from_the_start(key, segment, admitted, rule, what)
+        witnesses = _from_the_start(key, stretch, admitted, rule, what)
     if witnesses:
         return Findings(witnesses)
-    span = (min(op.invoke for op in segment), max(end(op) for op in admitted))
-    if len(segment) <= EXACT_LIMIT:
-        placed = [(op.invoke, end(op), op.outcome is not Outcome.ALLOWED) for op in segment]
+    span = (min(op.invoke for op in stretch), max(end(op) for op in admitted))
+    if len(stretch) <= EXACT_LIMIT:
+        placed = [(op.invoke, end(op), op.outcome is not Outcome.ALLOWED) for op in stretch]
         outcome = _windows_exist(placed, rule)
         if outcome is False:
             detail = f"no windows started by admissions hold these {len(admitted)} and keep {what}"
@@ -251,12 +240,12 @@ def _windows_found(intervals: list[tuple[float, float]], rule: FirstWindows) -> 
 
 
 def _from_the_start(
-    key: str, segment: list[Operation], admitted: list[Operation], rule: FirstWindows, what: str
+    key: str, stretch: list[Operation], admitted: list[Operation], rule: FirstWindows, what: str
 ) -> list[Witness]:
-    """Admissions wholly inside [s, t], s the segment's first invoke: the first window starts at s
+    """Admissions wholly inside [s, t], s the stretch's first invoke: the first window starts at s
     or later, so at most floor((t - s) / (window - EDGE)) + 1 windows hold them. The span with
     the most admissions beyond that room, if any."""
-    first = min(op.invoke for op in segment)
+    first = min(op.invoke for op in stretch)
     by_end = sorted(admitted, key=end)
     best: Witness | None = None
     for count, op in enumerate(by_end, start=1):
