@@ -54,13 +54,14 @@ def main() -> None:
     args = parser.parse_args()
     specs = args.policy or [
         "fixed-window:limit=5,window=1",
+        "fixed-window:limit=5,window=1,anchor=first",
         "sliding-window:limit=5,window=1",
         "sliding-counter:limit=5,window=1",
         "token-bucket:capacity=5,rate=5",
         "gcra:capacity=5,rate=5",
         "leaky-bucket:capacity=5,rate=5",
     ]
-    print(f"{'policy':36} {'ops':>9} {'read s':>7} {'check s':>8} {'total s':>8} {'ops/s':>10}")
+    print(f"{'policy':44} {'ops':>9} {'read s':>7} {'check s':>8} {'total s':>8} {'ops/s':>10}")
     rows: list[dict[str, object]] = []
     with tempfile.TemporaryDirectory() as folder:
         for spec in specs:
@@ -70,7 +71,7 @@ def main() -> None:
             read, checked, operations = _best_of(args.repeat, path, policy)
             total = read + checked
             print(
-                f"{spec:36} {operations:>9,} {read:>7.2f} {checked:>8.2f} {total:>8.2f} "
+                f"{spec:44} {operations:>9,} {read:>7.2f} {checked:>8.2f} {total:>8.2f} "
                 f"{operations / total:>10,.0f}"
             )
             note = f"read {read:.2f} s + check {checked:.2f} s of {operations:,}"

@@ -77,10 +77,10 @@ class RedisLimiter:
         server_clock: Clock | None = None,
         prefix: str | None = None,
     ) -> None:
-        if policy.kind not in self.policy_kinds:
+        if policy.promise not in self.policy_kinds:
             raise PolicyError(
                 f"{type(self).__name__} enforces {' or '.join(self.policy_kinds)} policies, "
-                f"not {policy.kind}"
+                f"not {policy.promise}"
             )
         self.client = client
         self.policy = policy

@@ -14,6 +14,7 @@ from typing import Any
 
 from limiters.base import Limiter
 from limiters.colleague import Colleague
+from limiters.fixed_window_first_lua import FixedWindowFirstLua
 from limiters.fixed_window_incr_expire import FixedWindowIncrExpire
 from limiters.fixed_window_lua import FixedWindowLua
 from limiters.fixed_window_setnx_incr import FixedWindowSetnxIncr
@@ -50,6 +51,11 @@ class Entry:
     @property
     def policy_kind(self) -> str:
         return Policy.parse(self.policy).kind
+
+    @property
+    def promise(self) -> str:
+        """What its limiter enforces (``Policy.promise``): the kind, with its anchor if any."""
+        return Policy.parse(self.policy).promise
 
     def build(self, client: Any, policy: Policy, **clocks: Any) -> Limiter:
         return self.factory(client, policy, **clocks)
@@ -119,6 +125,14 @@ ENTRIES = (
         "skew); the race explorer showed it, and the wrongful rejection under skew",
     ),
     Entry("fixed-window-lua", FixedWindowLua, FIXED, "Part 7 Lua check-and-increment, server time"),
+    Entry(
+        "fixed-window-first-lua",
+        FixedWindowFirstLua,
+        "fixed-window:limit=5,window=2,anchor=first",
+        "Lua window started by its first admission, server time",
+        note="not in the chapter: the window most released limiters keep (a key's TTL starts it "
+        "at a first hit), judged by the promise it makes, fixed-window with anchor=first",
+    ),
     Entry(
         "sliding-log-pipeline",
         SlidingLogPipeline,

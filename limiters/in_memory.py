@@ -15,8 +15,8 @@ from limiters.policy import Policy, PolicyError
 
 class InMemory:
     def __init__(self, client: Any, policy: Policy, *, clock: Clock = time.time, **_: Any) -> None:
-        if policy.kind != "fixed-window" or policy.limit is None or policy.window is None:
-            raise PolicyError(f"InMemory enforces fixed-window policies, not {policy.kind}")
+        if policy.promise != "fixed-window" or policy.limit is None or policy.window is None:
+            raise PolicyError(f"InMemory enforces fixed-window policies, not {policy.promise}")
         self.policy = policy
         self.limit, self.window = policy.limit, policy.window
         self.clock = clock

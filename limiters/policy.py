@@ -2,6 +2,10 @@
 
 A spec is ``kind:name=value,...``, e.g. ``fixed-window:limit=5,window=2`` or
 ``token-bucket:capacity=5,rate=2.5``. Windows are in seconds, rates per second.
+
+A fixed window also takes ``anchor``: ``aligned`` (the default: windows at multiples of the
+window, from the epoch) or ``first`` (a window starts at the first admission after the one
+before it ended, as a key's TTL does: what most released fixed-window limiters do).
 """
 
 from __future__ import annotations
@@ -19,6 +23,9 @@ KINDS: dict[str, tuple[str, ...]] = {
     "leaky-bucket": ("rate", "capacity"),
 }
 _INTEGER_PARAMS = {"limit", "capacity"}
+# kind -> its options, each a word out of a few, the first the default (printed only when not)
+OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {"fixed-window": {"anchor": ("aligned", "first")}}
+FIRST_ANCHORED = "fixed-window:anchor=first"  # the promise of a window started by an admission
 
 
 class PolicyError(ValueError):
@@ -34,6 +41,14 @@ class Policy:
     window: float | None = None
     capacity: int | None = None
     rate: float | None = None
+    anchor: str = "aligned"  # fixed-window: "aligned" or "first"
+
+    @property
+    def promise(self) -> str:
+        """What a limiter enforces and a checker judges: the kind, with the options that are
+        not their default (``fixed-window:anchor=first``)."""
+        options = self._options()
+        return f"{self.kind}:{options}" if options else self.kind
 
     @classmethod
     def parse(cls, spec: str) -> Policy:
@@ -42,32 +57,48 @@ class Policy:
             raise PolicyError(
                 f"unknown policy kind {kind!r} in {spec!r}; known: {', '.join(KINDS)}"
             )
-        expected = KINDS[kind]
+        expected, options = KINDS[kind], OPTIONS.get(kind, {})
         values: dict[str, float | int] = {}
+        chosen: dict[str, str] = {}
         for item in rest.split(",") if sep and rest.strip() else []:
             name, eq, text = (part.strip() for part in item.partition("="))
             if not eq:
                 raise PolicyError(f"expected name=value, got {item.strip()!r} in {spec!r}")
-            if name not in expected:
-                raise PolicyError(f"{kind} takes {', '.join(expected)}; got {name!r} in {spec!r}")
-            if name in values:
+            if name not in (*expected, *options):
+                takes = ", ".join((*expected, *options))
+                raise PolicyError(f"{kind} takes {takes}; got {name!r} in {spec!r}")
+            if name in values or name in chosen:
                 raise PolicyError(f"{name} given twice in {spec!r}")
-            values[name] = _number(name, text, spec)
+            if name in options:
+                chosen[name] = _choice(name, text, options[name], spec)
+            else:
+                values[name] = _number(name, text, spec)
         missing = [name for name in expected if name not in values]
         if missing:
             raise PolicyError(f"{kind} needs {', '.join(missing)} in {spec!r}")
-        return cls(kind=kind, **values)  # type: ignore[arg-type]
+        return cls(kind=kind, **values, **chosen)  # type: ignore[arg-type]
 
     def __str__(self) -> str:
         return f"{self.kind}:{self._joined(_format)}"
 
     def exact_params(self) -> str:
-        """``name=value,...`` with every value exact (``str`` rounds to six digits): what a
-        limiter's keys carry, so two policies of one kind never name one key."""
+        """``name=value,...`` with every value exact (``str`` rounds to six digits), then the
+        options not at their default: what a limiter's keys carry, so two policies of one kind
+        never name one key."""
         return self._joined(_exact)
 
     def _joined(self, form: Callable[[float | int | None], str]) -> str:
-        return ",".join(f"{name}={form(getattr(self, name))}" for name in KINDS[self.kind])
+        numbers = [f"{name}={form(getattr(self, name))}" for name in KINDS[self.kind]]
+        return ",".join(filter(None, [*numbers, self._options()]))
+
+    def _options(self) -> str:
+        """``name=word,...`` for the options not at their default ('' when all are)."""
+        options = OPTIONS.get(self.kind, {})
+        return ",".join(
+            f"{name}={getattr(self, name)}"
+            for name, words in options.items()
+            if getattr(self, name) != words[0]
+        )
 
     def params(self) -> dict[str, float | int]:
         """The parameters this policy's kind takes, by name."""
@@ -83,6 +114,12 @@ def _number(name: str, text: str, spec: str) -> float | int:
     if not value > 0 or value == float("inf"):
         raise PolicyError(f"{name} must be positive and finite, got {text!r} in {spec!r}")
     return value
+
+
+def _choice(name: str, text: str, words: tuple[str, ...], spec: str) -> str:
+    if text not in words:
+        raise PolicyError(f"{name} must be {' or '.join(words)}, got {text!r} in {spec!r}")
+    return text
 
 
 def _format(value: float | int | None) -> str:

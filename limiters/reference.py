@@ -13,13 +13,14 @@ from dataclasses import dataclass, field
 
 from limiters.base import Clock
 from limiters.decision import Decision
-from limiters.policy import Policy
+from limiters.policy import FIRST_ANCHORED, Policy
 
 
 @dataclass
 class _Key:
     count: int = 0  # fixed window / sliding counter: admitted in the current window
     index: int | None = None  # its window
+    start: float = -math.inf  # fixed window anchored at its first admission: when it started
     previous: int = 0  # sliding counter: admitted in the window before
     log: deque[float] = field(default_factory=deque)  # sliding window: admission instants
     tokens: float | None = None  # bucket
@@ -36,7 +37,8 @@ class Reference:
         self.window = policy.window or 1.0
         self.capacity = policy.capacity or 0
         self.rate = policy.rate or 1.0
-        self._decide = getattr(self, "_" + policy.kind.replace("-", "_"))
+        name = "fixed-window-first" if policy.promise == FIRST_ANCHORED else policy.kind
+        self._decide = getattr(self, "_" + name.replace("-", "_"))
 
     def check(self, identity: str) -> Decision:
         now = self.clock()
@@ -47,7 +49,10 @@ class Reference:
 
     def budget(self, identity: str) -> float:
         """What is left right now: requests in the window, tokens, or free places in the queue."""
-        state, now, kind = self.keys.get(identity, _Key()), self.clock(), self.policy.kind
+        state, now, policy = self.keys.get(identity, _Key()), self.clock(), self.policy
+        kind = policy.kind
+        if policy.promise == FIRST_ANCHORED:
+            return self.limit - self._since_first(state, now)
         if kind == "fixed-window":
             return self.limit - self._roll(state, now)
         if kind == "sliding-window":
@@ -65,6 +70,10 @@ class Reference:
             state.index, state.count = index, 0
         return state.count
 
+    def _since_first(self, state: _Key, now: float) -> int:
+        """Admitted in the window [start, start + window) ``now`` is in; none once it ended."""
+        return state.count if now < state.start + self.window else 0
+
     def _estimate(self, state: _Key, now: float) -> float:
         current = self._roll(state, now)
         elapsed = now / self.window - math.floor(now / self.window)
@@ -79,6 +88,14 @@ class Reference:
 
     def _fixed_window(self, state: _Key, now: float) -> tuple[bool, float]:
         allowed = self._roll(state, now) < self.limit
+        state.count += allowed
+        return allowed, 0.0
+
+    def _fixed_window_first(self, state: _Key, now: float) -> tuple[bool, float]:
+        """A window starts at the first request after the last one ended (always admitted)."""
+        if not self._since_first(state, now):
+            state.start, state.count = now, 0
+        allowed = state.count < self.limit
         state.count += allowed
         return allowed, 0.0
 

@@ -6,6 +6,7 @@ either side, so an injected admission at a saturated instant cannot escape by an
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -14,6 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.checkers import check
+from harness.checkers.edges import EDGE
 from harness.history import Operation, Outcome
 from limiters import Policy
 from limiters.reference import Reference
@@ -28,6 +30,9 @@ class Decided:
     instant: float
     allowed: bool
     budget: float  # left right after the decision
+    # a window started by an admission: whether it started clear of any admission a window (and
+    # the edge, and the jitter) before, so that it starts there under every placement
+    clear: bool = True
 
 
 def decide(policy: Policy, instants: list[float]) -> list[Decided]:
@@ -38,7 +43,19 @@ def decide(policy: Policy, instants: list[float]) -> list[Decided]:
         clock.now = instant
         allowed = model.check("k").allowed
         decided.append(Decided(instant, allowed, model.budget("k")))
+    if policy.anchor == "first":
+        mark_windows_clear(decided, policy.window or 1.0)
     return decided
+
+
+def mark_windows_clear(decided: list[Decided], window: float) -> None:
+    started = last = -math.inf
+    clear = True
+    for d in decided:
+        if d.allowed and d.instant >= started + window:
+            started, clear = d.instant, d.instant > last + window + EDGE + 2 * JITTER
+        d.clear = clear
+        last = d.instant if d.allowed else last
 
 
 @st.composite
@@ -77,6 +94,7 @@ def with_intruder(history: list[Operation], saturated: Callable[[float], bool]) 
 # a bucket refills while placements shift: the intruder must overdraw by more than that
 CASES = {
     "fixed-window:limit=3,window=1": 0.0,
+    "fixed-window:limit=3,window=1,anchor=first": 0.0,
     "sliding-window:limit=3,window=1": 0.0,
     "token-bucket:capacity=3,rate=2": 2 * JITTER * 2.0,
     "gcra:capacity=3,rate=2": 2 * JITTER * 2.0,
@@ -96,7 +114,10 @@ def test_model_histories_are_valid_and_one_intruder_is_caught(spec: str) -> None
         assert not verdict.inconclusive
         instants = [op.now for op in history if op.now is not None]
         budget = {d.instant: d.budget for d in decide(policy, instants)}
-        intruded = with_intruder(history, lambda instant: budget[instant] < 1 - margin - 1e-9)
+        clear = {d.instant: d.clear for d in decide(policy, instants)}
+        intruded = with_intruder(
+            history, lambda instant: budget[instant] < 1 - margin - 1e-9 and clear[instant]
+        )
         if intruded is not history:
             assert not check(intruded, policy).valid
 

@@ -19,6 +19,7 @@ pytestmark = pytest.mark.integration
 
 SPECS = {
     "fixed-window-lua": "fixed-window:limit=3,window=1",
+    "fixed-window-first-lua": "fixed-window:limit=3,window=1,anchor=first",
     "sliding-log-lua": "sliding-window:limit=3,window=1",
     "sliding-counter-lua": "sliding-counter:limit=4,window=1",
     "token-bucket-lua": "token-bucket:capacity=3,rate=4",

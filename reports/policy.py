@@ -16,19 +16,26 @@ class Allowance:
 
 
 def parse(spec: str) -> tuple[str, dict[str, float]]:
+    """The kind and the numeric parameters (an option's word, as ``anchor=first``, is left out)."""
     kind, _, rest = spec.partition(":")
     params = {}
     for part in filter(None, rest.split(",")):
         name, _, value = part.partition("=")
-        params[name.strip()] = float(value)
+        try:
+            params[name.strip()] = float(value)
+        except ValueError:
+            continue
     return kind.strip(), params
 
 
 def allowance(spec: str) -> Allowance | None:
     """Windows allow their limit per window; buckets ``capacity + rate x d`` in a span d (d = 1
     s, or the time to refill the capacity when that is longer); the leaky bucket's departures
-    ``1 + rate x d``. None for a policy this does not know."""
+    ``1 + rate x d``. None for a policy this does not know, and for windows started by
+    admissions (``anchor=first``), which no span of fixed length bounds but as aligned ones."""
     kind, p = parse(spec)
+    if "anchor=first" in spec.replace(" ", ""):
+        return None
     if kind in ("fixed-window", "sliding-window", "sliding-counter") and "window" in p:
         return Allowance(p["window"], p["limit"], aligned=kind != "sliding-window")
     if kind in ("token-bucket", "gcra") and p.get("rate"):

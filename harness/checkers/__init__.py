@@ -4,7 +4,12 @@ One pure checker per policy kind; they never touch Redis and never sleep. Each d
 instant is only known to lie between its invoke and its complete, so a violation is reported
 only when it holds for every placement of the decisions inside their intervals, and ``unknown``
 outcomes get the benefit of the doubt: never counted as admissions when looking for
-over-admission, always counted when judging a rejection.
+over-admission (but for windows started by admissions, where one may be counted to make room:
+``first_window``), always counted when judging a rejection. What happens within a millisecond
+of a window's edge is a convention, not a flaw (``edges``).
+
+Parts are chosen by a policy's promise (``Policy.promise``): its kind, and ``anchor=first`` for a
+fixed window started by admissions.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 
 from harness.checkers import (
+    first_window,
     fixed_window,
     leaky_bucket,
     sliding_counter,
@@ -24,7 +30,7 @@ from harness.checkers.placement import Findings
 from harness.checkers.state import collisions, immortal_keys
 from harness.checkers.verdict import Verdict, Violation, Witness
 from harness.history import Operation
-from limiters.policy import Policy, PolicyError
+from limiters.policy import FIRST_ANCHORED, Policy, PolicyError
 
 __all__ = ["PARTS", "Part", "Verdict", "Violation", "Witness", "check"]
 
@@ -33,10 +39,12 @@ WINDOWS, BUCKETS = ("fixed-window", "sliding-counter"), ("token-bucket", "gcra")
 # every kind of violation, in the order a verdict lists them
 PARTS: tuple[Part, ...] = (
     Part("over-admission", WINDOWS, each_key(fixed_window.over_admissions)),
+    Part("over-admission", [FIRST_ANCHORED], each_key(first_window.over_admissions)),
     Part("over-admission", ["sliding-window"], each_key(sliding_window.over_admissions)),
     Part("over-admission", BUCKETS, each_key(token_bucket.over_admissions)),
     Part("over-admission", ["leaky-bucket"], each_key(leaky_bucket.over_admissions)),
     Part("wrongful-rejection", ["fixed-window"], each_key(fixed_window.wrongful_rejections)),
+    Part("wrongful-rejection", [FIRST_ANCHORED], each_key(first_window.wrongful_rejections)),
     Part("wrongful-rejection", ["sliding-window"], each_key(sliding_window.wrongful_rejections)),
     Part("wrongful-rejection", ["sliding-counter"], each_key(sliding_counter.wrongful_rejections)),
     Part("wrongful-rejection", BUCKETS, each_key(token_bucket.wrongful_rejections)),

@@ -2,8 +2,10 @@
 most a correct limiter could have admitted over that span, to set an admitted count beside.
 
 Fixed windows (and the sliding counter's aligned windows) allow ``limit`` in each window the
-span touches; a sliding window ``limit`` for each whole window in it, and one more (a closed
-span of one window holds a full window at each end); a bucket
+span touches; windows started by admissions (``anchor=first``) ``limit`` for each window that can
+start within a window before the span or in it, a window apart: ceil(span / window) + 1 of
+them; a sliding window ``limit`` for each whole window in it, and one more (a closed span of
+one window holds a full window at each end); a bucket
 ``capacity + rate x span``; the leaky bucket's departures ``1 + rate x span``.
 """
 
@@ -19,6 +21,8 @@ def allowance(policy: Policy, first: float, last: float) -> float:
     if policy.limit is not None and policy.window is not None:
         if policy.kind == "sliding-window":
             return float(policy.limit * (math.floor(span / policy.window) + 1))
+        if policy.anchor == "first":
+            return float(policy.limit * (math.ceil(span / policy.window) + 1))
         windows = math.floor(last / policy.window) - math.floor(first / policy.window) + 1
         return float(policy.limit * max(1, windows))
     if policy.capacity is not None and policy.rate is not None:

@@ -1,22 +1,30 @@
 """fixed-window: at most ``limit`` admissions in each window [k*w, (k+1)*w).
 
 Over-admission is decided exactly. Each admission may fall in any window its interval touches;
-the history is valid iff admissions can be given windows with no window over ``limit``: an
-interval-to-slot matching that earliest-deadline-first solves optimally (Glover). Every
-admission EDF has to drop is one that no placement saves: the count is the fewest admissions
-whose removal makes the history valid, and each comes with a Hall witness (a run of windows that
-must hold more admissions than it has room for).
+by the edge rule (``edges``) a limiter keeps one convention at its edges, so every edge may sit
+up to ``EDGE`` from where it is, all shifted alike. The history is valid iff for some shift the
+admissions can be given windows with no window over ``limit``: an interval-to-slot matching
+that earliest-deadline-first solves optimally (Glover). Every admission EDF has to drop is one
+that no placement saves: the count is the fewest admissions whose removal makes the history
+valid (under the shift that needs fewest), and each comes with a Hall witness (a run of windows
+that must hold more admissions than it has room for). Only the shifts where an admission's end
+crosses an edge matter; with more than ``MAX_SHIFTS`` of them the history is given the benefit
+of the doubt.
 """
 
 from __future__ import annotations
 
+import functools
 import heapq
+import itertools
 import math
 from bisect import bisect_left, bisect_right
+from collections.abc import Callable
 
 import numpy as np
 
 from harness.checkers.counting import Instants, Placeable
+from harness.checkers.edges import EDGE, windows_touched
 from harness.checkers.placement import Findings
 from harness.checkers.rejections import instants, wrongful
 from harness.checkers.timeline import Timeline, decided_by, end, window_params
@@ -24,16 +32,62 @@ from harness.checkers.verdict import Witness
 from harness.history import Operation
 from limiters.policy import Policy
 
+MAX_SHIFTS = 64  # shifts of the edges tried before giving a history the benefit of the doubt
+
+
+Number = Callable[[float, float], tuple[int, int]]  # an interval -> the first and last window
+ANY_SIDE = "each admission on either side of an edge it comes within 1 ms of"
+EVERY_SHIFT = "as they are, or all shifted by up to 1 ms"
+
 
 def over_admissions(line: Timeline, policy: Policy) -> Findings:
+    """A limiter keeps one convention at its edges, so a history is valid when, for one shift of
+    every edge by at most ``EDGE`` (an instant on a shifted edge in the window it starts), each
+    admission can be given a window it touches with none over ``limit``. Most histories match
+    unshifted; one that does not match even with every admission free to count on either side
+    of any edge it comes within ``EDGE`` of (``windows_touched``, a superset of every shift) is
+    invalid; in between, the shifts where an admission's end crosses an edge are tried."""
     limit, window = window_params(policy)
     columns, admitted = line.columns, line.admitted_at
-    if _matched_quickly(columns.invoke[admitted], columns.end[admitted], limit, window):
+    starts, ends = columns.invoke[admitted], columns.end[admitted]
+    if _matched_quickly(starts, ends, limit, window):
         return Findings()
-    spans = sorted(
-        (math.floor(op.invoke / window), math.floor(end(op) / window), index)
-        for index, op in enumerate(line.admitted)
-    )
+    if not _matched_quickly(starts - EDGE, ends + EDGE, limit, window):
+        either_side = functools.partial(windows_touched, window=window)
+        return Findings(_unmatched(line, limit, window, either_side, ANY_SIDE))
+    shifts = _shifts(np.concatenate((starts, ends)), window)
+    if len(shifts) > MAX_SHIFTS or any(
+        _matched_quickly(starts - shift, ends - shift, limit, window) for shift in shifts
+    ):
+        return Findings()  # too many to try: the benefit of the doubt
+    found = [
+        _unmatched(line, limit, window, _shifted(window, shift), EVERY_SHIFT) for shift in shifts
+    ]
+    return Findings(min(found, key=lambda witnesses: sum(w.excess for w in witnesses)))
+
+
+def _shifted(window: float, shift: float) -> Number:
+    def number(first: float, last: float) -> tuple[int, int]:
+        return math.floor((first - shift) / window), math.floor((last - shift) / window)
+
+    return number
+
+
+def _shifts(instants: Instants, window: float) -> list[float]:
+    """The shifts of the edges (within ``EDGE``) between which no instant crosses an edge: the
+    two extremes, each instant's distance past its nearest edge, and the midpoints between."""
+    past = instants - np.round(instants / window) * window
+    crossing = np.unique(past[np.abs(past) < EDGE]).tolist()
+    marks = [-EDGE, *crossing, EDGE]
+    return [*marks, *((a + b) / 2 for a, b in itertools.pairwise(marks))]
+
+
+def _unmatched(
+    line: Timeline, limit: int, window: float, number: Number, edges: str
+) -> list[Witness]:
+    """The admissions earliest-deadline-first cannot give a window, each windows numbered by
+    ``number``, with Hall witnesses (``edges`` says how the edges were allowed to move)."""
+    spans = sorted((*number(op.invoke, end(op)), index) for index, op in enumerate(line.admitted))
     dropped: list[int] = []
     pending: list[tuple[int, int]] = []  # (last window, index)
     # windows are numbered from the epoch, negative before it: start at the first one
@@ -49,7 +103,7 @@ def over_admissions(line: Timeline, policy: Policy) -> Findings:
         for _ in range(min(limit, len(pending))):
             heapq.heappop(pending)
         current += 1
-    return Findings(_witnesses(line, spans, dropped, limit, window))
+    return _witnesses(line, spans, dropped, limit=limit, window=window, number=number, edges=edges)
 
 
 def _matched_quickly(starts: Instants, ends: Instants, limit: int, window: float) -> bool:
@@ -57,7 +111,7 @@ def _matched_quickly(starts: Instants, ends: Instants, limit: int, window: float
     window only are counted per window, at once, and the few that straddle a boundary share
     the room left, earliest deadline first. There is some matching exactly when there is one
     that gives each window as many of its own as fit (swap one in for a straddler: the count
-    stays), so this drops nothing exactly when the search above drops nothing."""
+    stays), so this drops nothing exactly when ``_unmatched`` drops nothing."""
     firsts, lasts = np.floor(starts / window), np.floor(ends / window)
     alone = firsts == lasts
     windows, counts = np.unique(firsts[alone], return_counts=True)
@@ -82,16 +136,21 @@ def _matched_quickly(starts: Instants, ends: Instants, limit: int, window: float
 
 
 def _witnesses(
-    line: Timeline, spans: list[tuple[int, int, int]], dropped: list[int], limit: int, window: float
+    line: Timeline,
+    spans: list[tuple[int, int, int]],
+    dropped: list[int],
+    *,
+    limit: int,
+    window: float,
+    number: Number,
+    edges: str,
 ) -> list[Witness]:
     """For each dropped admission, the shortest run of windows ending at its last window that
     holds more admissions (whose intervals lie wholly inside it) than limit per window allows."""
     by_span: dict[tuple[int, int], Witness] = {}
     firsts = [first for first, _, _ in spans]
     for index in dropped:
-        op = line.admitted[index]
-        last = math.floor(end(op) / window)
-        start = math.floor(op.invoke / window)
+        start, last = number(line.admitted[index].invoke, end(line.admitted[index]))
         while True:
             inside = [
                 line.admitted[i]
@@ -106,7 +165,7 @@ def _witnesses(
         found = by_span.get((start, last))
         if found is None:
             by_span[(start, last)] = _witness(
-                line.key, inside, start, last, limit=limit, window=window
+                line.key, inside, (start, last), limit=limit, window=window, edges=edges
             )
         else:
             by_span[(start, last)] = Witness(
@@ -115,41 +174,52 @@ def _witnesses(
     return list(by_span.values())
 
 
+def _widened(touched: tuple[int, int]) -> tuple[int, int]:
+    """A range over the windows ``windows_touched`` gives, the last included."""
+    return touched[0], touched[1] + 1
+
+
 def _witness(
-    key: str, inside: list[Operation], start: int, last: int, *, limit: int, window: float
+    key: str,
+    inside: list[Operation],
+    run: tuple[int, int],
+    *,
+    limit: int,
+    window: float,
+    edges: str,
 ) -> Witness:
+    start, last = run
     windows = last - start + 1
     room = limit * windows
     where = f"window [{start * window:.3f}, {(last + 1) * window:.3f})"
     if windows > 1:
         where = f"{windows} windows [{start * window:.3f}, {(last + 1) * window:.3f})"
-    detail = f"{len(inside)} admissions can only fall in {where}, which has room for {room}"
+    detail = (
+        f"{len(inside)} admissions can only fall in {where}, which has room for {room} ({edges})"
+    )
     return Witness(key, (start * window, (last + 1) * window), inside, detail)
 
 
 def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     """Wrongful: wherever the rejection and the others fall, fewer than ``limit`` admissions
-    (unknown ones counted) can sit in its window up to its own instant."""
+    (unknown ones counted) can sit in its window up to its own instant. By the edge rule, the
+    rejection may count in any window it comes within ``EDGE`` of, and so may the admissions:
+    window k holds, up to an instant t, those that can fall in [k*w - EDGE, t], for t up to
+    (k+1)*w + EDGE."""
     limit, window = window_params(policy)
     placeable = Placeable(line)
 
     def most_used(op: Operation) -> float:
         last = decided_by(op)
         most = 0
-        for k in range(math.floor(op.invoke / window), math.floor(last / window) + 1):
-            if last < (k + 1) * window:
-                most = max(most, placeable.within(k * window, last))
-            else:
-                most = max(most, placeable.within(k * window, (k + 1) * window, until_open=True))
+        for k in range(*_widened(windows_touched(op.invoke, last, window))):
+            until = min(last, (k + 1) * window + EDGE)
+            most = max(most, placeable.within(k * window - EDGE, until))
         return most
 
-    # most_used's first window, for every rejection at once
+    # most_used at the window of its invoke, for every rejection at once
     first, last = instants(line)
     k = np.floor(first / window)
-    since, after = k * window, (k + 1) * window
-    at_least = np.where(
-        last < after,
-        placeable.within_each(since, last),
-        placeable.within_each(since, after, until_open=True),
-    )
+    until = np.minimum(last, (k + 1) * window + EDGE)
+    at_least = placeable.within_each(k * window - EDGE, until)
     return wrongful(line, most_used, limit, "admissions in its window", at_least=at_least)

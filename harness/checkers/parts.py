@@ -45,11 +45,11 @@ Find = Callable[[Evidence, Policy], Findings]
 @dataclass(frozen=True)
 class Part:
     kind: str  # the violation's name in the verdict JSON
-    policies: Collection[str] | None  # the policy kinds it judges; None: every kind
+    policies: Collection[str] | None  # the promises it judges (``Policy.promise``); None: all
     find: Find
 
     def judges(self, policy: Policy) -> bool:
-        return self.policies is None or policy.kind in self.policies
+        return self.policies is None or policy.promise in self.policies
 
 
 def each_key(check: Callable[[Timeline, Policy], Findings | list[Witness]]) -> Find:

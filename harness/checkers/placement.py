@@ -51,15 +51,15 @@ def check_placement(line: Timeline, rule: Rule, what: str) -> Findings:
     words, for the witnesses)."""
     findings = Findings()
     columns, admitted_at = line.columns, line.admitted_at
-    if _greedy_drops_none(columns.invoke[admitted_at], columns.end[admitted_at], rule):
+    if greedy_drops_none(columns.invoke[admitted_at], columns.end[admitted_at], rule):
         return findings  # step 1 forwards keeps every segment: the usual
     key, admitted = line.key, line.admitted
     for segment in _segments(admitted, rule.horizon):
         intervals = [(op.invoke, _complete(op)) for op in segment]
-        drops = _greedy(intervals, rule)
-        if not drops or not _greedy(_mirrored(intervals), rule):
+        drops = greedy(intervals, rule)
+        if not drops or not greedy(_mirrored(intervals), rule):
             continue
-        witnesses = _hall_witnesses(key, segment, drops, rule, what)
+        witnesses = hall_witnesses(key, segment, drops, rule, what)
         if witnesses:
             findings.violations += witnesses
             continue
@@ -73,7 +73,7 @@ def check_placement(line: Timeline, rule: Rule, what: str) -> Findings:
                 continue
         if len(segment) <= WIDE_LIMIT:  # a Hall witness ending anywhere, of any length
             ends = list(range(len(segment)))
-            witnesses = _hall_witnesses(key, segment, ends, rule, what, reach=math.inf)
+            witnesses = hall_witnesses(key, segment, ends, rule, what, reach=math.inf)
             if witnesses:
                 findings.violations += witnesses
                 continue
@@ -103,8 +103,8 @@ def _segments(admitted: Sequence[Operation], horizon: float) -> list[list[Operat
     return segments
 
 
-def _greedy_drops_none(starts: Instants, ends: Instants, rule: Rule) -> bool:
-    """Whether ``_greedy`` forwards drops nothing in any of ``_segments``: the same placements
+def greedy_drops_none(starts: Instants, ends: Instants, rule: Rule) -> bool:
+    """Whether ``greedy`` forwards drops nothing in any of ``_segments``: the same placements
     in one scan of plain floats with the rule's ``tracker`` (three times faster), the segments
     found for all admissions at once."""
     order = np.lexsort((ends, starts))
@@ -123,7 +123,7 @@ def _greedy_drops_none(starts: Instants, ends: Instants, rule: Rule) -> bool:
 def _drops_none(
     starts: list[float], deadlines: list[float], first: int, last: int, tracker: Tracker
 ) -> bool:
-    """``_greedy`` on the intervals ``first`` to ``last`` (sorted by start), up to its first
+    """``greedy`` on the intervals ``first`` to ``last`` (sorted by start), up to its first
     drop. Ties of start may be released in any order: only the deadlines reach the heap, and
     equal ones place alike. One released alone (as most are) skips the heap."""
     place = tracker.place
@@ -155,7 +155,7 @@ def _mirrored(intervals: list[tuple[float, float]]) -> list[tuple[float, float]]
     return [(-end, -start) for start, end in intervals]
 
 
-def _greedy(intervals: list[tuple[float, float]], rule: Rule) -> list[int]:
+def greedy(intervals: list[tuple[float, float]], rule: Rule) -> list[int]:
     """Earliest deadline first, each at the earliest instant allowed; the indexes it drops."""
     order = sorted(range(len(intervals)), key=lambda i: intervals[i][0])
     state: RuleState = rule.start()
@@ -178,7 +178,7 @@ def _greedy(intervals: list[tuple[float, float]], rule: Rule) -> list[int]:
     return dropped
 
 
-def _hall_witnesses(
+def hall_witnesses(
     key: str,
     segment: list[Operation],
     drops: list[int],

@@ -12,6 +12,8 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
+from harness.checkers.edges import EDGE, least_apart
+
 
 class Rule(Protocol):
     @property
@@ -161,3 +163,73 @@ class ArrivalTime:
 
     def memo_key(self) -> object:
         return (self.tat, self.last)
+
+
+@dataclass(frozen=True)
+class FirstWindows:
+    """Fixed windows each started by the first admission after the one before ended, the edge rule
+    applied: a window started at a holds what falls in [a, a + window + EDGE], and the next
+    starts at a + window - EDGE or later (``least_apart``). Each placed admission joins the open
+    window while it has room and reach, else starts the next: a placement found so proves a
+    history valid, but one not found proves nothing (an admission kept out of a window with room
+    may be better placed starting the next), so this rule is for ``greedy_drops_none`` and Hall
+    witnesses, never for ``check_placement``."""
+
+    limit: int
+    window: float
+
+    @property
+    def horizon(self) -> float:
+        return self.window + EDGE
+
+    def start(self) -> OpenWindow:
+        return OpenWindow(self, -math.inf, self.limit, -math.inf)
+
+    def room(self, span: float) -> float:
+        # windows that reach into a closed span of this length start within span + window + EDGE
+        # of each other, window - EDGE apart at least
+        return self.limit * (math.floor((span + self.horizon) / least_apart(self.window)) + 1)
+
+    def tracker(self) -> OpenWindowTracker:
+        return OpenWindowTracker(self)
+
+
+class OpenWindowTracker:
+    """``OpenWindow`` kept in place."""
+
+    def __init__(self, rule: FirstWindows) -> None:
+        self.limit, self.apart, self.reach = rule.limit, least_apart(rule.window), rule.horizon
+        self.started, self.count, self.last = -math.inf, rule.limit, -math.inf
+
+    def earliest(self) -> float:
+        return self.last if self.count < self.limit else self.started + self.apart
+
+    def place(self, instant: float) -> float:
+        if self.count < self.limit and instant <= self.started + self.reach:
+            self.count += 1
+        else:
+            self.started, self.count = instant, 1
+        self.last = instant
+        return self.earliest()
+
+
+@dataclass(frozen=True)
+class OpenWindow:
+    rule: FirstWindows
+    started: float
+    count: int
+    last: float
+
+    def earliest(self) -> float:
+        if self.count < self.rule.limit:
+            return self.last
+        return self.started + least_apart(self.rule.window)
+
+    def place(self, instant: float) -> OpenWindow:
+        reach = self.started + self.rule.horizon
+        if self.count < self.rule.limit and instant <= reach:
+            return OpenWindow(self.rule, self.started, self.count + 1, instant)
+        return OpenWindow(self.rule, instant, 1, instant)
+
+    def memo_key(self) -> object:
+        return (self.started, self.count, self.last)

@@ -2,8 +2,12 @@
 
 Its own guarantee is weaker than the exact sliding window's: an aligned window never holds more
 than ``limit`` (the current count never exceeds the estimate), so over-admission is the
-fixed-window check. How far it strays from the exact sliding window is a metric, for the study of
-the chapter's claim of near-perfect accuracy.
+fixed-window check (the edge rule included). How far it strays from the exact sliding window is
+a metric, for the study of the chapter's claim of near-perfect accuracy.
+
+A rejection needs no edge rule: the estimate is continuous across a window's edge (the count
+restarts there as the ended window's count takes its full weight), so a millisecond either side
+moves it by a thousandth of a window's weight at most.
 """
 
 from __future__ import annotations

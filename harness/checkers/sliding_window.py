@@ -1,8 +1,13 @@
-"""sliding-window (exact): at most ``limit`` admissions in any half-open span of ``window``."""
+"""sliding-window (exact): at most ``limit`` admissions in any half-open span of ``window``.
+
+By the edge rule (``edges``), an admission within ``EDGE`` of a window's end may count outside
+it: over-admission is judged by spans of a window less ``EDGE``, a rejection by the admissions
+that can fall in the closed [t - window - EDGE, t] before its instant t."""
 
 from __future__ import annotations
 
 from harness.checkers.counting import Placeable
+from harness.checkers.edges import EDGE, least_apart
 from harness.checkers.placement import Findings, check_placement
 from harness.checkers.rejections import instants, wrongful
 from harness.checkers.rules import SlidingWindow
@@ -15,20 +20,22 @@ from limiters.policy import Policy
 def over_admissions(line: Timeline, policy: Policy) -> Findings:
     limit, window = window_params(policy)
     what = f"at most {limit} per {window:g} s"
-    return check_placement(line, SlidingWindow(limit, window), what)
+    return check_placement(line, SlidingWindow(limit, least_apart(window)), what)
 
 
 def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     """Wrongful: at every instant t the rejection may have happened at, fewer than ``limit``
-    admissions (unknown ones counted) can lie in the window (t - window, t]."""
+    admissions (unknown ones counted) can lie in the window before it, [t - window - EDGE, t]
+    by the edge rule (exactly: (t - window, t])."""
     limit, window = window_params(policy)
     placeable = Placeable(line)
+    reach = window + EDGE
 
     def most_used(op: Operation) -> float:
         instants = [op.invoke, *placeable.invoked_between(op.invoke, decided_by(op))]
-        return max(placeable.within(t - window, t, since_open=True) for t in instants)
+        return max(placeable.within(t - reach, t) for t in instants)
 
     first, _ = instants(line)  # most_used at each rejection's invoke, for all at once
-    at_least = placeable.within_each(first - window, first, since_open=True)
+    at_least = placeable.within_each(first - reach, first)
     unit = "admissions in the window before it"
     return wrongful(line, most_used, limit, unit, at_least=at_least)

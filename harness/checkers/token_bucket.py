@@ -9,7 +9,7 @@ from bisect import bisect_left, bisect_right
 
 import numpy as np
 
-from harness.checkers.placement import SLACK, Findings, check_placement
+from harness.checkers.placement import Findings, check_placement
 from harness.checkers.rejections import wrongful
 from harness.checkers.rules import TokenBucket
 from harness.checkers.timeline import Timeline, bucket_params, decided_by
@@ -32,18 +32,16 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     those completed before s, the most used is P(t) - rate * t + max over s <= t of
     (rate * s - Q(s)), and the rejection is wrongful when that is at most capacity - 1.
 
-    Times within 1 µs are not told apart: every interval, the rejection's too, is widened by
-    SLACK each way. A refill over a span is then known to within 2 * SLACK * rate, so float
-    noise never accuses (a bucket refilled to exactly one token is excused), while admissions
-    at the rejection's own instant count in full. Times are taken from the first rejection,
-    so that rate * t keeps its microseconds at epoch seconds."""
+    Exact, with no slack: a bucket refilled to exactly one token at the rejection's instant
+    accuses it. Times are taken from the first rejection, so that the differences of epoch
+    seconds are exact and rate * t keeps every digit it can."""
     capacity, rate = bucket_params(policy)
     if not line.rejected_at.size:
         return []
     columns, maybe = line.columns, line.maybe_at
     origin = float(columns.invoke[line.rejected_at].min())
-    start_array = np.sort(columns.invoke[maybe] - origin - SLACK)
-    end_array = np.sort(columns.end[maybe] - origin + SLACK)
+    start_array = np.sort(columns.invoke[maybe] - origin)
+    end_array = np.sort(columns.end[maybe] - origin)
     # rate * s - Q(s) peaks just at completions: Q only steps there
     peaks = np.maximum.accumulate(rate * end_array - np.searchsorted(end_array, end_array, "left"))
 
@@ -53,7 +51,7 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
 
     def most_used(op: Operation) -> float:
         starts, ends, best_since = lists()
-        first, last = op.invoke - origin - SLACK, decided_by(op) - origin + SLACK
+        first, last = op.invoke - origin, decided_by(op) - origin
         most = float("-inf")
         for t in [first, *starts[bisect_right(starts, first) : bisect_right(starts, last)]]:
             since = rate * t - bisect_left(ends, t)
@@ -64,17 +62,15 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
         return most
 
     # most_used at its first instant, for every rejection at once
-    t = columns.invoke[line.rejected_at] - origin - SLACK
+    t = columns.invoke[line.rejected_at] - origin
     since = rate * t - np.searchsorted(end_array, t, "left")
     completed = np.searchsorted(end_array, t, "right")
     since = np.maximum(since, np.concatenate(([-math.inf], peaks))[completed])
-    at_least = np.searchsorted(start_array, t, "right") - rate * t + since - SLACK * rate
+    at_least = np.searchsorted(start_array, t, "right") - rate * t + since
 
-    # the widening lifts a refilled span's count by 2 * SLACK * rate; half of it absorbs the
-    # float noise of the sums, so one token left at the rejection's instant still accuses
     return wrongful(
         line,
-        lambda op: most_used(op) - SLACK * rate,
+        most_used,
         capacity,
         "tokens",
         whole=True,

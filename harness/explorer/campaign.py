@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -92,9 +92,16 @@ class Target:
     judged_by: str | None = None
 
 
+def race_policy(entry_policy: str) -> str:
+    """The race policy of a catalogue entry's kind, with the entry's options (its anchor)."""
+    policy = Policy.parse(entry_policy)
+    raced = Policy.parse(RACE_POLICIES[policy.kind])
+    return str(replace(raced, anchor=policy.anchor))
+
+
 def targets() -> list[Target]:
     rows = [
-        Target(name, name, RACE_POLICIES[entry.policy_kind], tuple(str(f) for f in entry.flaws))
+        Target(name, name, race_policy(entry.policy), tuple(str(f) for f in entry.flaws))
         for name, entry in CATALOGUE.items()
     ]
     boundary = "fixed-window-lua (boundary attack)"

@@ -13,7 +13,7 @@ from typing import Any
 
 from harness import listing
 from harness.errors import BadArgument, LimiterError, writing
-from harness.explorer.campaign import PROFILES, RACE_POLICIES, Row, Target, targets
+from harness.explorer.campaign import PROFILES, Row, Target, race_policy, targets
 from harness.explorer.explore import CONFIRM, Exploration, explore_every_kind
 from harness.explorer.keyspace import claim
 from harness.explorer.parallel import RowJob, run_rows, servers_for
@@ -54,8 +54,8 @@ def race(args: argparse.Namespace) -> int:
         raise BadArgument("--instances must be 1..16")
     space = space_for(args.nemesis, args.max_skew)
     resolve(args.limiter)  # a bad name or plug-in fails before any Redis starts
-    kind = CATALOGUE[args.limiter].policy_kind if args.limiter in CATALOGUE else None
-    spec = args.policy or (RACE_POLICIES[kind] if kind else None)
+    entry = CATALOGUE.get(args.limiter)
+    spec = args.policy or (race_policy(entry.policy) if entry else None)
     if spec is None:
         raise PolicyError("--policy is required for a plugged-in limiter")
     policy = Policy.parse(spec)

@@ -48,9 +48,13 @@ class Space:
 
     def advances(self, policy: Policy, now: float) -> list[float]:
         """A hair; to just before, at and just after the next window boundary (the instants
-        where windows, TTLs and refills turn); three windows (long idle)."""
+        where windows, TTLs and refills turn); three windows (long idle). A window started by
+        an admission (``anchor=first``) ends a window after it: the boundary is a window from
+        now, which a window started now, or a hair ago and a hair less, ends at."""
         w = self.period(policy)
         boundary = (math.floor(now / w + 1e-9) + 1) * w - now
+        if policy.anchor == "first":
+            boundary = w
         near = [boundary - HAIR, boundary, boundary + HAIR] if boundary > HAIR else [boundary]
         return [HAIR, *near, 3 * w]
 

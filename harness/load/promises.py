@@ -76,7 +76,7 @@ def broken_promises(
     promises: Iterable[Promise], history: Sequence[Operation], policy: Policy
 ) -> list[Witness]:
     """The promises that the history proves were more than ``policy`` could grant."""
-    if policy.kind not in JUDGED_KINDS or policy.limit is None or policy.window is None:
+    if policy.promise not in JUDGED_KINDS or policy.limit is None or policy.window is None:
         return []
     limit, window = policy.limit, policy.window
     admitted: dict[str, list[Operation]] = defaultdict(list)

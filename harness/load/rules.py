@@ -112,7 +112,7 @@ class Rules:
         limiter = limiter or rule.limiter
         if policy is None:
             entry = CATALOGUE.get(limiter)
-            keeps = entry is None or entry.policy_kind == rule.parsed_policy.kind
+            keeps = entry is None or entry.promise == rule.parsed_policy.promise
             policy = rule.policy if keeps or entry is None else entry.policy
         judged_by = judged_by or rule.judged_by
         changed = replace(rule, limiter=limiter, policy=policy, judged_by=judged_by)

@@ -12,6 +12,7 @@ REQUIRED_NAMES = {
     "fixed-window-incr-expire": {"immortal-key"},
     "fixed-window-setnx-incr": {"immortal-key"},
     "fixed-window-lua": set(),
+    "fixed-window-first-lua": set(),
     "sliding-log-pipeline": {"wrongful-rejection"},
     "sliding-log-lua": set(),
     "sliding-counter-mget-incr": {"over-admission"},
@@ -48,13 +49,13 @@ def test_each_entry_is_judged_by_a_policy_its_limiter_enforces(name: str) -> Non
     policy = Policy.parse(entry.policy)
     assert policy.kind in KINDS
     if isinstance(entry.factory, type) and issubclass(entry.factory, RedisLimiter):
-        assert entry.factory.policy_kinds == (policy.kind,)
+        assert entry.factory.policy_kinds == (policy.promise,)
 
 
 def test_every_lua_script_states_keys_argv_and_returns() -> None:
     files = resources.files("limiters").iterdir()
     scripts = [f for f in files if f.name.endswith(".lua") and f.name != "server_time.lua"]
-    assert len(scripts) == 7
+    assert len(scripts) == 8
     for script in scripts:
         header = "\n".join(
             line for line in script.read_text().splitlines() if line.startswith("--")

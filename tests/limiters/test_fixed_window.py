@@ -179,3 +179,41 @@ def test_in_memory_instances_each_admit_the_whole_limit(
     instances = [make("in-memory", client, FIXED, clock) for _ in range(4)]
     assert sum(admitted(instance, 5) for instance in instances) == 20
     assert list(client.scan_iter()) == []
+
+
+FIRST = "fixed-window:limit=5,window=2,anchor=first"
+
+
+def test_first_anchored_windows_start_at_the_first_admission_after_the_last_ended(
+    client: redis.Redis, clock: ManualClock
+) -> None:
+    limiter = make("fixed-window-first-lua", client, FIRST, clock)
+    advance(clock, client, 1.5)
+    assert admitted(limiter, 7) == 5  # the window [1.5, 3.5)
+    advance(clock, client, 1.0)  # 2.5: past the aligned edge at 2, still in the window
+    assert not limiter.check("user:1").allowed
+    advance(clock, client, 1.0)  # 3.5: exactly at its end, the next window starts
+    assert admitted(limiter, 7) == 5
+
+
+def test_first_anchored_decision_reports_the_window_from_its_start(
+    client: redis.Redis, clock: ManualClock
+) -> None:
+    limiter = make("fixed-window-first-lua", client, FIRST, clock)
+    advance(clock, client, 0.5)
+    first = limiter.check("user:1")
+    assert (first.remaining, first.reset_at) == (4, clock() + 2)
+    advance(clock, client, 0.5)
+    decisions = run(limiter, 5)
+    assert [d.remaining for d in decisions] == [3, 2, 1, 0, 0]
+    assert decisions[-1].retry_after == pytest.approx(1.5)
+    assert 1000 < client.pttl(key_of(limiter)) <= 1500  # set at the window's start, kept
+
+
+def test_first_anchored_keys_are_named_apart_from_aligned_ones(
+    client: redis.Redis, clock: ManualClock
+) -> None:
+    first = make("fixed-window-first-lua", client, FIRST, clock)
+    aligned = make("fixed-window-lua", client, FIXED, clock)
+    assert key_of(first) != key_of(aligned)
+    assert key_of(first).endswith(":limit=5,window=2,anchor=first")

@@ -7,6 +7,14 @@ from limiters import Policy, PolicyError
     ("spec", "expected"),
     [
         ("fixed-window:limit=5,window=2", Policy("fixed-window", limit=5, window=2.0)),
+        (
+            "fixed-window:limit=5,window=2,anchor=first",
+            Policy("fixed-window", limit=5, window=2.0, anchor="first"),
+        ),
+        (
+            "fixed-window:anchor=aligned,limit=5,window=2",
+            Policy("fixed-window", limit=5, window=2.0),
+        ),
         ("sliding-window:limit=5,window=0.5", Policy("sliding-window", limit=5, window=0.5)),
         ("sliding-counter:window=60, limit=100", Policy("sliding-counter", limit=100, window=60.0)),
         ("token-bucket:capacity=5,rate=2.5", Policy("token-bucket", capacity=5, rate=2.5)),
@@ -25,6 +33,17 @@ def test_prints_back_as_a_spec_that_parses_to_itself() -> None:
     assert policy.params() == {"capacity": 5, "rate": 2.5}
 
 
+def test_an_anchor_prints_only_when_it_is_not_the_default_and_names_keys_apart() -> None:
+    first = Policy.parse("fixed-window:anchor=first,window=2,limit=5")
+    aligned = Policy.parse("fixed-window:limit=5,window=2,anchor=aligned")
+    assert str(first) == "fixed-window:limit=5,window=2,anchor=first"
+    assert str(aligned) == "fixed-window:limit=5,window=2"
+    assert [Policy.parse(str(p)) for p in (first, aligned)] == [first, aligned]
+    assert first.exact_params() != aligned.exact_params()
+    assert (first.promise, aligned.promise) == ("fixed-window:anchor=first", "fixed-window")
+    assert first.params() == aligned.params() == {"limit": 5, "window": 2.0}
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
@@ -32,7 +51,15 @@ def test_prints_back_as_a_spec_that_parses_to_itself() -> None:
         ("", "unknown policy kind ''"),
         ("fixed-window", "fixed-window needs limit, window"),
         ("fixed-window:limit=5", "fixed-window needs window"),
-        ("fixed-window:limit=5,window=2,rate=3", "fixed-window takes limit, window; got 'rate'"),
+        (
+            "fixed-window:limit=5,window=2,rate=3",
+            "fixed-window takes limit, window, anchor; got 'rate'",
+        ),
+        (
+            "fixed-window:limit=5,window=2,anchor=last",
+            "anchor must be aligned or first, got 'last'",
+        ),
+        ("sliding-window:limit=5,window=2,anchor=first", "sliding-window takes limit, window; got"),
         ("fixed-window:limit=5,limit=6,window=2", "limit given twice"),
         ("fixed-window:limit,window=2", "expected name=value, got 'limit'"),
         ("fixed-window:limit=five,window=2", "limit must be a whole number, got 'five'"),

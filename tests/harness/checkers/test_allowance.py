@@ -10,6 +10,7 @@ from limiters import Policy
 FIXED = "fixed-window:limit=5,window=2"
 SLIDING = "sliding-window:limit=5,window=2"
 COUNTER = "sliding-counter:limit=5,window=2"
+FIRST = "fixed-window:limit=5,window=2,anchor=first"
 BUCKET = "token-bucket:capacity=5,rate=2.5"
 GCRA = "gcra:capacity=5,rate=2.5"
 LEAKY = "leaky-bucket:rate=10,capacity=50"
@@ -28,6 +29,11 @@ LEAKY = "leaky-bucket:rate=10,capacity=50"
         (FIXED, 1_700_000_001, 1_700_000_001.5, 5),  # epoch seconds
         (FIXED, 3, 1, 5),  # backwards: one window, never less
         (COUNTER, 1.9, 2.1, 10),  # the counter's windows are aligned too
+        # windows started by admissions: one ending and one starting in any span but an instant
+        (FIRST, 5, 5, 5),
+        (FIRST, 0, 0.2, 10),
+        (FIRST, 0, 2, 10),
+        (FIRST, 0, 2.5, 15),
         (COUNTER, 0, 5, 15),
         # a sliding window: the limit in each window's length of the span, rounded up
         (SLIDING, 0, 0, 5),

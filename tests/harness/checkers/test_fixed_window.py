@@ -102,3 +102,40 @@ def test_a_rejection_completing_at_zero_is_judged_up_to_zero() -> None:
     policy = Policy.parse("fixed-window:limit=1,window=1")
     assert check([op(0.0), op(-0.25, 0.0, "rejected")], policy).valid  # at 0, window [0, 1) full
     assert not check([op(0.0), op(-0.25, -0.1, "rejected")], policy).valid
+
+
+def test_an_admission_within_a_millisecond_of_an_edge_may_count_on_its_other_side() -> None:
+    """The edge rule: a limiter's window may be closed at its end, or its clock a millisecond
+    from the recorder's; two milliseconds away, it may not."""
+    assert check(points(1, 2, 9.9995, 11), POLICY).valid  # 9.9995 may count in [10, 20)
+    assert kinds(check(points(1, 2, 9.998, 11), POLICY)) == {"over-admission": 1}
+    assert check(points(1, 10.0005, 11, 12), POLICY).valid  # 10.0005 may count in [0, 10)
+    assert kinds(check(points(1, 10.002, 11, 12), POLICY)) == {"over-admission": 1}
+
+
+def test_a_rejection_within_a_millisecond_after_the_end_of_a_full_window_is_rightful() -> None:
+    assert check([*points(1, 2), op(10.0, 10.0, "rejected")], POLICY).valid
+    assert check([*points(1, 2), op(10.0009, 10.0009, "rejected")], POLICY).valid
+    verdict = check([*points(1, 2), op(10.002, 10.002, "rejected")], POLICY)
+    assert kinds(verdict) == {"wrongful-rejection": 1}
+
+
+def test_an_admission_a_millisecond_before_the_window_may_have_filled_it() -> None:
+    # the limiter's clock may have put 9.9995 in the window [10, 20) the rejection is in
+    assert check([*points(9.9995, 10.5), op(11, 11, "rejected")], POLICY).valid
+    verdict = check([*points(9.998, 10.5), op(11, 11, "rejected")], POLICY)
+    assert kinds(verdict) == {"wrongful-rejection": 1}
+
+
+def test_one_convention_holds_at_every_edge() -> None:
+    """Two admitted at the very instant of an edge share a window whichever side the limiter
+    puts its edges on; so do two of three within a millisecond of it, while one on each side of
+    the edge is where it is. Edges may sit a millisecond early, or late, but all alike."""
+    one = Policy.parse("fixed-window:limit=1,window=10")
+    verdict = check(points(10, 10), one)
+    assert kinds(verdict) == {"over-admission": 1}
+    assert "shifted by up to 1 ms" in verdict.violations[0].witnesses[0].detail
+    assert check(points(9.9995, 10.0005), one).valid
+    assert kinds(check(points(9.9995, 9.9999, 10.0005), one)) == {"over-admission": 1}
+    two = Policy.parse("fixed-window:limit=2,window=10")
+    assert check(points(5, 9.9995, 9.9999, 15), two).valid  # [0, 10) ends before 9.9995

@@ -38,5 +38,5 @@ def test_two_parts_of_one_kind_make_one_violation(monkeypatch: pytest.MonkeyPatc
 
     extra = Part("over-admission", None, every)
     monkeypatch.setattr("harness.checkers.PARTS", (*PARTS, extra))
-    verdict = check(points(1.0, 1.5), POLICY)  # one real over-admission, and two more
+    verdict = check(points(1.25, 1.5), POLICY)  # one real over-admission, and two more
     assert [(v.kind, v.count) for v in verdict.violations] == [("over-admission", 3)]

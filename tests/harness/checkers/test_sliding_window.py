@@ -53,3 +53,19 @@ def test_a_rejection_with_room_in_the_window_before_it_is_wrongful() -> None:
     verdict = check([*points(0, 5), op(10.5, 10.6, "rejected")], POLICY)
     assert [v.kind for v in verdict.violations] == ["wrongful-rejection"]
     assert check([*points(0, 5), op(9.5, 9.6, "rejected")], POLICY).valid
+
+
+def test_admissions_a_window_less_a_millisecond_apart_may_count_apart() -> None:
+    policy = Policy.parse("sliding-window:limit=1,window=10")
+    assert check(points(0, 10), policy).valid
+    assert check(points(0, 9.9995), policy).valid
+    assert not check(points(0, 9.998), policy).valid
+
+
+def test_a_rejection_exactly_one_window_after_an_admission_is_rightful() -> None:
+    """As `limits`' moving window refuses: its window includes the instant one window back."""
+    policy = Policy.parse("sliding-window:limit=1,window=10")
+    assert check([*points(5), op(15, 15, "rejected")], policy).valid
+    assert check([*points(5), op(15.0009, 15.0009, "rejected")], policy).valid
+    verdict = check([*points(5), op(15.002, 15.002, "rejected")], policy)
+    assert [v.kind for v in verdict.violations] == ["wrongful-rejection"]

@@ -46,11 +46,28 @@ def test_a_rejection_with_one_token_left_is_wrongful(policy: Policy) -> None:
     assert check([*points(1.0, 1.0), op(1.0, 1.0, "rejected")], policy).valid
 
 
-def test_a_refill_to_exactly_one_token_is_not_told_from_a_hair_less(policy: Policy) -> None:
-    # emptied at 0, one token back at 1.0 exactly: within a microsecond of refusing rightly
-    assert check([*points(0, 0), op(1.0, 1.0, "rejected")], policy).valid
-    verdict = check([*points(0, 0), op(1.001, 1.001, "rejected")], policy)
+def test_a_refill_to_exactly_one_token_is_a_whole_token(policy: Policy) -> None:
+    # emptied at 0, one token back at 1.0 exactly: refusing then is wrongful, a hair before not
+    verdict = check([*points(0, 0), op(1.0, 1.0, "rejected")], policy)
     assert [v.kind for v in verdict.violations] == ["wrongful-rejection"]
+    assert check([*points(0, 0), op(0.999, 0.999, "rejected")], policy).valid
+
+
+def test_exactness_holds_at_epoch_seconds(policy: Policy) -> None:
+    t = 1_700_000_000.25
+    verdict = check([*points(t, t), op(t + 1.0, t + 1.0, "rejected")], policy)
+    assert [v.kind for v in verdict.violations] == ["wrongful-rejection"]
+    assert check([*points(t, t), op(t + 0.999, t + 0.999, "rejected")], policy).valid
+
+
+def test_a_bucket_refilled_by_quarters_refuses_with_one_token_left() -> None:
+    """The issue's history: from full at 2.75, one admission every 1 / rate; at 3.75 the bucket
+    holds 2 again, the admission there leaves one, so the rejection there is wrongful."""
+    policy = Policy.parse("token-bucket:capacity=2,rate=4")
+    admissions = points(2.75, 3.0, 3.25, 3.5, 3.75)
+    verdict = check([*admissions, op(3.75, 3.75, "rejected")], policy)
+    assert [v.kind for v in verdict.violations] == ["wrongful-rejection"]
+    assert check([*admissions, *points(3.75), op(3.75, 3.75, "rejected")], policy).valid
 
 
 def test_a_rejection_completing_at_zero_may_have_come_after_an_admission(policy: Policy) -> None:

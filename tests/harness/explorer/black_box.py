@@ -31,6 +31,22 @@ return count <= tonumber(ARGV[2]) and 1 or 0
 SHORT_LIVED_WINDOW = SERVER_TIME_WINDOW.replace("window_ms - ms % window_ms", "window_ms / 2")
 
 
+# A window started by the identity's first hit, as `limits` and most released limiters keep it:
+# INCR, and PEXPIRE for a window when the count is 1. The window is the key's life, on the
+# server's clock; Redis keeps the key through the millisecond of its deadline.
+FIRST_HIT_WINDOW = """
+local key = 'app:rl:{' .. ARGV[1] .. '}'
+local count = redis.call('INCR', key)
+if count == 1 then
+  redis.call('PEXPIRE', key, tonumber(ARGV[3]))
+end
+return count <= tonumber(ARGV[2]) and 1 or 0
+"""
+
+# The same with a key that lives half its window: the window restarts early and admits again.
+SHORT_FIRST_HIT_WINDOW = FIRST_HIT_WINDOW.replace("tonumber(ARGV[3])", "tonumber(ARGV[3]) / 2")
+
+
 def _window_ms(policy: Policy) -> int:
     return round(float(policy.window or 1) * 1000)
 
@@ -52,6 +68,16 @@ def server_time_window(client: Any, policy: Policy) -> Any:
 def short_lived_window(client: Any, policy: Policy) -> Any:
     """Broken: its key expires halfway through the window."""
     return _script_limiter(client, policy, SHORT_LIVED_WINDOW)
+
+
+def first_hit_window(client: Any, policy: Policy) -> Any:
+    """Correct for a window started by its first admission (``anchor=first``)."""
+    return _script_limiter(client, policy, FIRST_HIT_WINDOW)
+
+
+def short_first_hit_window(client: Any, policy: Policy) -> Any:
+    """Broken: its key, and so its window, lives half the window."""
+    return _script_limiter(client, policy, SHORT_FIRST_HIT_WINDOW)
 
 
 def own_client_on_the_pool(client: Any, policy: Policy) -> Any:

@@ -67,6 +67,29 @@ def test_a_key_that_expires_before_its_window_ends_is_caught_once_time_passes(
     assert any(isinstance(action, Advance) for action in found.found.actions)
 
 
+FIRST = "fixed-window:limit=2,window=10,anchor=first"
+
+
+def test_a_window_started_by_its_first_hit_is_clean_judged_as_such(
+    virtual_server: RedisServer,
+) -> None:
+    """A key's TTL as the window: refusals at the very millisecond it ends are its convention;
+    judged by aligned windows the same limiter refuses wrongly."""
+    found = _race(virtual_server, "first_hit_window", spec=FIRST)
+    assert found.found is None, found.verdict
+    assert found.decisions > 0
+    aligned = _race(virtual_server, "first_hit_window")
+    assert aligned.found is not None
+
+
+def test_a_first_hit_window_whose_key_lives_half_a_window_is_caught(
+    virtual_server: RedisServer,
+) -> None:
+    found = _race(virtual_server, "short_first_hit_window", spec=FIRST)
+    assert found.found is not None
+    assert found.kinds == {"over-admission"}
+
+
 @pytest.mark.parametrize("plugin", ["own_client_on_the_pool", "own_client_from_the_url"])
 def test_a_client_of_the_limiters_own_is_scheduled_like_the_given_one(
     virtual_server: RedisServer, plugin: str

@@ -26,6 +26,13 @@ def test_time_passes_by_a_hair_to_around_the_next_boundary_or_for_long() -> None
     )
 
 
+def test_a_window_started_by_an_admission_is_reached_a_window_from_now() -> None:
+    first = Policy.parse("fixed-window:limit=1,window=10,anchor=first")
+    assert Space().advances(first, 1_800_000_004.0) == pytest.approx(
+        [HAIR, 10 - HAIR, 10, 10 + HAIR, 30]
+    )
+
+
 def test_a_bucket_is_timed_by_its_refill() -> None:
     bucket = Policy.parse("token-bucket:capacity=2,rate=0.5")
     assert Space.period(bucket) == 4

@@ -93,7 +93,7 @@ def test_a_wrongful_rejection_is_counted(tmp_path: Path) -> None:
 def test_operations_in_flight_are_counted_as_in_flight(tmp_path: Path) -> None:
     journal = Journal(tmp_path, "login")
     for n in range(5):
-        journal.decide("alice", ALLOWED, n)
+        journal.decide("alice", ALLOWED, 1 + n)  # inside the window [0, 900), clear of its edge
     pending = [journal.invoke("alice", 10 + n) for n in range(2)]
     journal.invoke("carol", 11)
     judge = LiveJudge(tmp_path, RULES)
@@ -120,7 +120,7 @@ def test_a_growing_journal_is_read_once(tmp_path: Path) -> None:
     journal = Journal(tmp_path, "login")
     judge = LiveJudge(tmp_path, RULES)
     for n in range(6):
-        journal.decide("mallory", ALLOWED, n)
+        journal.decide("mallory", ALLOWED, 1 + n)  # clear of the window edge at 0
     first = row(judge, "login")
     assert (first["decisions"], first["over-admission"]) == (6, 1)
     assert row(judge, "login") == first  # nothing new: nothing changes
@@ -139,8 +139,8 @@ def test_journals_of_several_instances_and_rules(tmp_path: Path) -> None:
     )
     api = Journal(tmp_path, "api")
     for n in range(3):
-        one.decide("mallory", ALLOWED, n)
-        two.decide("mallory", ALLOWED, n + 0.5)  # each counted its share: 6 in one window
+        one.decide("mallory", ALLOWED, 1 + n)
+        two.decide("mallory", ALLOWED, 1 + n + 0.5)  # each counted its share: 6 in one window
     pending = [one.invoke("alice", 10), two.invoke("alice", 10)]  # the same op number in each
     two.complete(pending[1], ALLOWED, 11)
     api.decide("mallory", ALLOWED, 1)
@@ -154,7 +154,7 @@ def test_journals_of_several_instances_and_rules(tmp_path: Path) -> None:
 def test_a_torn_last_line_is_read_once_it_is_whole(tmp_path: Path) -> None:
     scratch = Journal(tmp_path / "scratch", "login")
     for n in range(6):
-        scratch.decide("mallory", ALLOWED, n)
+        scratch.decide("mallory", ALLOWED, 1 + n)  # clear of the window edge at 0
     text = scratch.path.read_bytes()
     cut = text.rindex(b'"outcome"')  # inside the last completion
     journal = tmp_path / "journals" / "server" / "login" / "app-0-1.jsonl"
