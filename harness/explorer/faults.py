@@ -18,13 +18,13 @@ entry in ``FAULTS``, and, if it needs a new kind of action, that action in ``act
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Protocol
 
 from hypothesis import strategies as st
 
-from harness.explorer.actions import Action, Crash, Skew, Step
+from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
 
 if TYPE_CHECKING:
     from harness.explorer.run import Run
@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 Take = Callable[[list[Action]], bool]  # keep this schedule if it still fails; whether it did
 SMALLEST_SKEW = 0.001  # seconds: skews are shrunk to the millisecond
+# the sizes a skew is tried at with time moved (``_moved``), smallest first
+LADDER = (0.001, 0.002, 0.003, 0.005, 0.01, 0.1, 1.0)
 
 
 class Fault(Protocol):
@@ -121,23 +123,93 @@ class SkewFault:
         return [Skew(instance, data.draw(st.sampled_from(space.skews(run.setup.policy))))]
 
     def gentler(self, actions: list[Action], take: Take) -> bool:
-        """Each skew as small as still fails, to the millisecond (a binary search: smaller
-        skews are assumed to fail less)."""
-        changed = False
-        for n, action in enumerate(actions):
-            if not isinstance(action, Skew):
-                continue
-            size, sign = round(abs(action.seconds) / SMALLEST_SKEW), 1 if action.seconds > 0 else -1
-            low, high = 0, size  # low: known (or taken) not to fail; high: fails
-            while high - low > 1:
-                middle = (low + high) // 2
-                smaller = replace(action, seconds=round(sign * middle * SMALLEST_SKEW, 3))
-                if take([*actions[:n], smaller, *actions[n + 1 :]]):
-                    high, changed = middle, True
-                    actions = [*actions[:n], smaller, *actions[n + 1 :]]
-                else:
-                    low = middle
-        return changed
+        """Each skew as small as still fails, to the millisecond: first as the schedule stands
+        (a binary search: smaller skews are assumed to fail less), then with time moved by what
+        the skew gave up (``_moved``), so that a skew of a window at a window's start is tried
+        as a millisecond at its end."""
+        smaller, changed = _smaller(actions, take)
+        moved = _moved(smaller, take)
+        return changed or moved is not None
+
+
+def _smaller(actions: list[Action], take: Take) -> tuple[list[Action], bool]:
+    changed = False
+    for n, action in enumerate(actions):
+        if not isinstance(action, Skew):
+            continue
+        size, sign = round(abs(action.seconds) / SMALLEST_SKEW), 1 if action.seconds > 0 else -1
+        low, high = 0, size  # low: known (or taken) not to fail; high: fails
+        while high - low > 1:
+            middle = (low + high) // 2
+            smaller = replace(action, seconds=round(sign * middle * SMALLEST_SKEW, 3))
+            if take([*actions[:n], smaller, *actions[n + 1 :]]):
+                high, changed = middle, True
+                actions = [*actions[:n], smaller, *actions[n + 1 :]]
+            else:
+                low = middle
+    return actions, changed
+
+
+def _moved(actions: list[Action], take: Take) -> list[Action] | None:
+    """A skew breaks a clock-keyed limiter when it carries one instance's reading across a
+    window's edge (or a bucket's refill) that the true time has not reached: how large it must
+    be depends on how far from that edge the schedule stands. So for each skew, from the
+    smallest size up (``LADDER``), try it with time moved by what the smaller skew gives up:
+    that much more time passing somewhere the instances are between requests (and as much less
+    in a later period, so that only what lies between moves), or that much less (or more) in
+    one of the schedule's own periods, each also a millisecond either side
+    (a decision within a millisecond of an edge is not judged). The first that still fails is
+    taken; None if none did."""
+    for n, action in enumerate(actions):
+        if not isinstance(action, Skew):
+            continue
+        size, sign = abs(action.seconds), 1 if action.seconds > 0 else -1
+        for smaller in (s for s in LADDER if s < size - SMALLEST_SKEW / 2):
+            skewed = [*actions[:n], replace(action, seconds=sign * smaller), *actions[n + 1 :]]
+            found = next((c for c in _time_moves(skewed, size - smaller) if take(c)), None)
+            if found is not None:  # one skew at a time: the shrinker comes back for the next
+                return found
+    return None
+
+
+def _time_moves(actions: list[Action], shift: float) -> Iterator[list[Action]]:
+    amounts = [a for a in (shift - SMALLEST_SKEW, shift, shift + SMALLEST_SKEW) if a > 0]
+    for n, action in enumerate(actions):
+        if isinstance(action, Advance):
+            for amount in amounts:
+                for seconds in (action.seconds - amount, action.seconds + amount):
+                    if seconds > 0:
+                        yield [*actions[:n], Advance(round(seconds, 3)), *actions[n + 1 :]]
+    for n in _between_requests(actions):
+        for amount in amounts:
+            yield [*actions[:n], Advance(round(amount, 3)), *actions[n:]]
+            # or what follows, up to a later period, moved by that much: the period shorter
+            for j in range(n, len(actions)):
+                later = actions[j]
+                if isinstance(later, Advance) and later.seconds > amount:
+                    shorter = Advance(round(later.seconds - amount, 3))
+                    yield [
+                        *actions[:n],
+                        Advance(round(amount, 3)),
+                        *actions[n:j],
+                        shorter,
+                        *actions[j + 1 :],
+                    ]
+
+
+def _between_requests(actions: Sequence[Action]) -> list[int]:
+    """The places in ``actions`` where no instance can be inside a request (time passing
+    there stalls nobody): before the first action, and after each until an instance takes a
+    single step, until that instance runs a request through."""
+    places, stepping = [0], set()
+    for n, action in enumerate(actions, start=1):
+        if isinstance(action, Step):
+            stepping.add(action.instance)
+        elif isinstance(action, Through):
+            stepping.discard(action.instance)
+        if not stepping:
+            places.append(n)
+    return places
 
 
 _ALL: tuple[Fault, ...] = (CrashFault(), StallFault(), SkewFault())
