@@ -57,3 +57,12 @@ class Unseen:
         seen = wire.addresses()
         unseen = [e for e in reversed(entries) if text(e["client_address"]) not in seen]
         return Count(len(unseen), [text(e["command"]) for e in unseen[:SHOWN]])
+
+
+def said(count: int, first: list[str]) -> str:
+    """What reached the server unseen, in words."""
+    return (
+        f"Redis ran {count} command{'s' * (count != 1)} for clients the explorer cannot see "
+        f"(not redis-py's or valkey-py's connections; their scripts' own commands count), "
+        f"none of them scheduled (the first: {'; '.join(first)})"
+    )

@@ -104,21 +104,14 @@ def _resp(*args: str | int) -> bytes:
 
 
 def raw_socket(client: Any, policy: Policy) -> Any:
-    """A fixed window by GET then SET over a plain socket of its own: nothing the explorer
-    sees (it reads replies one line at a time, enough for these two)."""
+    """Correct: ``black_box.server_time_window``'s script, sent as EVAL over a plain socket of
+    its own (RESP by hand, one connection per check): nothing the explorer sees."""
     kwargs = client.connection_pool.connection_kwargs
     limit, window = int(policy.limit or 1), _window_ms(policy)
 
     def check(identity: str) -> bool:
         with socket.create_connection((kwargs["host"], kwargs["port"]), timeout=5) as sock:
-            replies = sock.makefile("rb")
-            sock.sendall(_resp("GET", _key(identity)))
-            head = replies.readline()
-            count = int(replies.readline()) if head.startswith(b"$") and head != b"$-1\r\n" else 0
-            if count >= limit:
-                return False
-            sock.sendall(_resp("SET", _key(identity), count + 1, "PX", window))
-            replies.readline()
-            return True
+            sock.sendall(_resp("EVAL", SERVER_TIME_WINDOW, 0, identity, limit, window))
+            return sock.makefile("rb").readline() == b":1\r\n"
 
     return check
