@@ -8,7 +8,7 @@ say an older commit's) each round runs there too, right after, so a shared machi
 both sides alike; each row then ends with the median of the rounds' ratios (this one's
 schedules/s over the other's).
 
-    .venv/bin/python bench/schedule_rate.py [--rounds N] [--limiter NAME ...] [--against DIR] [--json]
+    .venv/bin/python bench/schedule_rate.py [--rounds N] [--limiter NAME ...] [--against DIR]
 """
 
 from __future__ import annotations

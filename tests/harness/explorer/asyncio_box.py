@@ -33,6 +33,43 @@ async def get_then_set(client: Any, policy: Policy) -> Any:
     return check
 
 
+def _own_get_then_set(connect: Any, policy: Policy) -> Any:
+    """GET then SET on an asyncio client ``connect()`` builds at the first check."""
+    made: list[Any] = []
+    limit, window = int(policy.limit or 1), _window_ms(policy)
+
+    async def check(identity: str) -> bool:
+        made[:] = made or [connect()]
+        count = int(await made[0].get(_key(identity)) or 0)
+        if count >= limit:
+            return False
+        await made[0].set(_key(identity), count + 1, px=window)
+        return True
+
+    return check
+
+
+def own_redis_asyncio(client: Any, policy: Policy) -> Any:
+    """Broken as ``get_then_set``: a plain factory whose async check builds its own
+    ``redis.asyncio`` client from the server's address."""
+    import redis.asyncio
+
+    kwargs = client.connection_pool.connection_kwargs
+    return _own_get_then_set(lambda: redis.asyncio.Redis(**_address(kwargs)), policy)
+
+
+def own_valkey_asyncio(client: Any, policy: Policy) -> Any:
+    """The same on ``valkey.asyncio``."""
+    import valkey.asyncio
+
+    kwargs = client.connection_pool.connection_kwargs
+    return _own_get_then_set(lambda: valkey.asyncio.Valkey(**_address(kwargs)), policy)
+
+
+def _address(kwargs: dict[str, Any]) -> dict[str, Any]:
+    return {"host": kwargs["host"], "port": kwargs["port"]}
+
+
 async def atomic_lua(client: Any, policy: Policy) -> Any:
     """Correct: one script on the server's clock, run with ``await``."""
     script = client.register_script(SERVER_TIME_WINDOW)
