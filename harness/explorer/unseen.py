@@ -20,7 +20,6 @@ owner's, and another client's commands there could not be told from the limiter'
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
 import redis
 
@@ -28,7 +27,25 @@ from harness.explorer import wire
 from harness.explorer.keys import text
 
 LOG_LENGTH = 100_000  # entries the log keeps: far more than one run sends
-SHOWN = 3  # unseen commands kept, as text, for the report
+# The log's entries of clients the explorer does not see, counted on the server so that a run
+# reads two numbers, not every command it sent.
+# ARGV: the addresses of the clients the explorer sees ("host:port")
+# returns: {how many entries came from other clients, the first three of them (each a command's
+# words joined by spaces), oldest first}
+_COUNT = """
+local seen = {}
+for _, address in ipairs(ARGV) do seen[address] = true end
+local log = redis.call('SLOWLOG', 'GET', '-1')
+local count, first = 0, {}
+for i = #log, 1, -1 do
+  local entry = log[i]
+  if not seen[entry[5]] then
+    count = count + 1
+    if #first < 3 then first[#first + 1] = table.concat(entry[4], ' ') end
+  end
+end
+return {count, first}
+"""
 
 
 @dataclass(frozen=True)
@@ -53,10 +70,8 @@ class Unseen:
 
     def count(self) -> Count:
         """The run is over: what reached the server unseen since it began."""
-        entries: list[dict[str, Any]] = self.admin.slowlog_get(-1)
-        seen = wire.addresses()
-        unseen = [e for e in reversed(entries) if text(e["client_address"]) not in seen]
-        return Count(len(unseen), [text(e["command"]) for e in unseen[:SHOWN]])
+        count, first = self.admin.eval(_COUNT, 0, *sorted(wire.addresses()))
+        return Count(int(count), [text(command) for command in first])
 
 
 def said(count: int, first: list[str]) -> str:
