@@ -281,18 +281,27 @@ def run_probe(args: argparse.Namespace) -> int:
     with provision(args.redis, args.redis_url) as server:
         limiter = builder(redis.Redis.from_url(server.url), policy)
         print(f"{args.limiter} with {policy} on {server.url} ({server.detail})", file=sys.stderr)
-        results = []
-        for number in range(1, args.requests + 1):
-            try:
-                results.append((number, limiter.check(args.identity)))
-            except redis.RedisError:
-                raise
-            except Exception as error:  # the limiter's own: said as such, in one line
-                raise LimiterError(f"request {number}: {described(error)}") from error
-            if args.interval:
-                time.sleep(args.interval)
+        try:
+            results = [
+                (number, _probed(limiter, args, number)) for number in range(1, args.requests + 1)
+            ]
+        finally:
+            getattr(limiter, "close", lambda: None)()  # an asyncio plug-in's loop
         print(listing.decisions(results))
     return 0
+
+
+def _probed(limiter: Any, args: argparse.Namespace, number: int) -> Any:
+    """The probe's request ``number``, then the pause after it."""
+    try:
+        decision = limiter.check(args.identity)
+    except redis.RedisError:
+        raise
+    except Exception as error:  # the limiter's own: said as such, in one line
+        raise LimiterError(f"request {number}: {described(error)}") from error
+    if args.interval:
+        time.sleep(args.interval)
+    return decision
 
 
 def run_check(args: argparse.Namespace) -> int:

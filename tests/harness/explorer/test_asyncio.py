@@ -187,3 +187,14 @@ def test_the_pytest_plugin_refuses_unseen_commands_unless_allowed(
     seen = race(atomic_lua, FIXED, max_examples=10)  # an async def factory object
     assert seen.clean
     assert seen.unscheduled == 0
+
+
+def test_probe_runs_an_asyncio_plugin_and_closes_it(
+    virtual_server: RedisServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    policy = "fixed-window:limit=2,window=10"
+    args = ["probe", "--limiter", f"{BOX}:atomic_lua", "--policy", policy, "--requests", "3",
+            "--identity", "probe:async", "--redis-url", virtual_server.url]  # fmt: skip
+    assert main(args) == 0  # and no unclosed connection warns (an error here)
+    allowed = [line.split()[1] for line in capsys.readouterr().out.splitlines()[2:]]
+    assert allowed == ["yes", "yes", "no"]
