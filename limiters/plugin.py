@@ -85,22 +85,35 @@ class PluginLimiter:
             answer = self.event_loop.run_until_complete(_awaited(answer))
         return Decision.from_user(answer)
 
-    def close(self) -> None:
-        """Close the asyncio clients made for the factory, end the tasks left on the loop,
-        close it. Nothing to do for a limiter that never awaited."""
+    def close(self, last: Callable[[asyncio.AbstractEventLoop], None] = lambda loop: None) -> None:
+        """End the tasks left on the loop, close the asyncio clients made for the factory, let
+        ``last(loop)`` close what else is open on it, close it. Nothing to do for a limiter that
+        never awaited."""
         loop, self.event_loop = self.event_loop, None
         if loop is not None:
-            _shut(loop, self._owned)
+            _shut(loop, self._owned, last)
 
 
-def _shut(loop: asyncio.AbstractEventLoop, owned: tuple[Any, ...]) -> None:
+# the tasks left on a loop are cancelled up to CANCELS times, STOPPING seconds in all; one
+# still running then is left behind with the loop
+STOPPING, CANCELS = 1.0, 100
+
+
+def _shut(
+    loop: asyncio.AbstractEventLoop,
+    owned: tuple[Any, ...],
+    last: Callable[[asyncio.AbstractEventLoop], None] = lambda loop: None,
+) -> None:
+    for _ in range(CANCELS):  # a task may swallow one cancelling (redis-py's may, mid-command)
+        left = asyncio.all_tasks(loop)
+        if not left:
+            break
+        for task in left:
+            task.cancel()
+        loop.run_until_complete(asyncio.wait(left, timeout=STOPPING / CANCELS))
     for client in owned:
         loop.run_until_complete(client.aclose())
-    left = asyncio.all_tasks(loop)
-    for task in left:
-        task.cancel()
-    if left:
-        loop.run_until_complete(asyncio.gather(*left, return_exceptions=True))
+    last(loop)
     loop.run_until_complete(loop.shutdown_asyncgens())
     loop.close()
 

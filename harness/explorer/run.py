@@ -24,6 +24,7 @@ from harness.explorer.unseen import Count, Unseen
 from harness.history import Operation, Outcome
 from harness.provision.virtual_time import ServerClock
 from limiters import Decision, Limiter, Policy, resolve
+from limiters.plugin import PluginLimiter
 
 
 @dataclass(frozen=True)
@@ -300,12 +301,8 @@ def _close(instance: Instance) -> None:
     client = getattr(limiter, "client", None)
     if client is not None:
         client.close()
-    loop = getattr(limiter, "event_loop", None)
-    if loop is not None and not instance.gone:
-        wire_asyncio.disconnect_on(loop)
-    close = getattr(limiter, "close", None)
-    if close is not None and not instance.gone:
-        close()
+    if isinstance(limiter, PluginLimiter) and not instance.gone:
+        limiter.close(last=wire_asyncio.disconnect_on)
 
 
 @contextlib.contextmanager

@@ -5,6 +5,7 @@ plain socket, a client the explorer cannot see. Each is ``factory(client, policy
 
 from __future__ import annotations
 
+import asyncio
 import socket
 import time
 from typing import Any
@@ -79,6 +80,19 @@ async def atomic_lua(client: Any, policy: Policy) -> Any:
         return bool(await script(args=[identity, limit, window]))
 
     return check
+
+
+async def with_a_task_of_its_own(client: Any, policy: Policy) -> Any:
+    """``atomic_lua``, and a task started while it is built that reads the server's clock now
+    and then (a clock sync, a health check), as some async libraries do."""
+
+    async def keep_alive() -> None:
+        while True:
+            await client.time()
+            await asyncio.sleep(0.001)
+
+    asyncio.get_running_loop().create_task(keep_alive(), name="keep-alive")
+    return await atomic_lua(client, policy)
 
 
 def _pipelined(client: Any, policy: Policy, identity: str) -> Any:

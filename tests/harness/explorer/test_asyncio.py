@@ -83,6 +83,17 @@ def test_an_asyncio_lua_limiter_is_clean_with_every_script_scheduled(
     assert found.unseen == 0
 
 
+def test_a_task_the_limiter_starts_when_built_runs_unscheduled(
+    virtual_server: RedisServer,
+) -> None:
+    busy: list[Action] = [Through(n % 2, "user:1") for n in range(8)]
+    result = _run(virtual_server, "with_a_task_of_its_own", busy)
+    assert result.unscheduled > 0
+    assert any(line.what == "(unscheduled) TIME" for line in result.trace)
+    assert [op.outcome.value for op in result.history][:2] == ["allowed", "rejected"]
+    assert _race(virtual_server, "with_a_task_of_its_own").found is None
+
+
 def test_an_asyncio_pipeline_is_one_point_per_command_as_its_sync_twin(
     virtual_server: RedisServer,
 ) -> None:
