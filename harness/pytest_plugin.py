@@ -134,7 +134,7 @@ def _race(
     from harness.explorer.run import Setup
     from harness.explorer.schedules import space_for
     from harness.explorer.trace import render
-    from harness.explorer.unseen import said
+    from harness.explorer.unseen import countable, said
     from limiters import Policy, resolve
 
     name, label = _named(limiter)
@@ -146,7 +146,7 @@ def _race(
         raise ValueError("max_examples must be 1..100000 and instances 1..16, as race's flags")
     judged_by = Policy.parse(judge_by) if judge_by else None
     flush = claim(server, flush=False)
-    counted = server.how != "url"
+    counted = countable(server)
     setup = Setup(name, parsed, instances, server.url, judged_by, flush, server.clock_file, counted)
     found = explore(
         setup,

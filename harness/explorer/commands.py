@@ -21,7 +21,7 @@ from harness.explorer.run import Setup
 from harness.explorer.schedules import space_for
 from harness.explorer.trace import load, render, save
 from harness.explorer.trace import replay as replay_saved
-from harness.explorer.unseen import said
+from harness.explorer.unseen import countable, said
 from harness.provision import provision_explorer
 from harness.report import write_report
 from limiters import CATALOGUE, Policy, PolicyError, resolve
@@ -69,7 +69,7 @@ def race(args: argparse.Namespace) -> int:
             server.url,
             flush=flush,
             clock_file=server.clock_file,
-            count_unseen=server.how != "url",
+            count_unseen=countable(server),
         )
         searches = explore_every_kind(
             setup,
@@ -255,7 +255,7 @@ def race_test(args: argparse.Namespace) -> int:
         flush = claim(servers[0], flush=args.flush)
         with writing(out_dir):
             out_dir.mkdir(parents=True, exist_ok=True)
-        own = servers[0].how != "url"
+        own = countable(servers[0])
         job = RowJob(flush, budget, args.seed, out_dir, args.stress_seconds, own)
         rows = run_rows(list(targets()), job, servers, _row_done, _progress)
     print(race_rows(rows))

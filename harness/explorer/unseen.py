@@ -7,14 +7,18 @@ that never happened as if they covered it. So on a server the harness started, e
 logged in the server's own slow log (a threshold of 0 µs logs them all) with the address of the
 client that sent it: a run empties the log when it starts and reads it when it ends, and each
 entry whose client is none of the connections that went through the wire (``wire.addresses``)
-came unseen. The explorer's own commands, the limiter's on seen clients (scheduled, or from a
-thread of its own: those are in the trace as unscheduled) and the commands their scripts run
-are all logged under seen clients, so the count is exactly what the others made the server run:
-each command, each one a script of theirs ran, and each one queued in a MULTI block of theirs
-and the MULTI (the server does not log EXEC).
+came unseen. The explorer's own commands and the limiter's on seen clients (scheduled, or from a
+thread of its own: those are in the trace as unscheduled) are all logged under seen clients, so
+the count is exactly what the others made the server run: each command, and each one queued in
+a MULTI block and the MULTI (the server does not log EXEC). The commands a script runs are
+logged under its caller on Valkey (the explorer's own server), so an unseen client's scripts
+count with what they run; Redis logs them under its script engine (``?:0``), nobody's
+connection, and they are not counted there.
 
-On a Redis the harness did not start nothing is counted: its slow log and configuration are its
-owner's, and another client's commands there could not be told from the limiter's.
+Counted only on a server the harness started as a process of its own (``countable``): the slow
+log and configuration of a Redis it was given are its owner's, and another client's commands
+there could not be told from the limiter's; a container's sees its clients through Docker's
+port mapping, under addresses that are not theirs.
 """
 
 from __future__ import annotations
@@ -25,11 +29,14 @@ import redis
 
 from harness.explorer import wire
 from harness.explorer.keys import text
+from harness.provision import RedisServer
 
 LOG_LENGTH = 100_000  # entries the log keeps: far more than one run sends
+SCRIPT_ENGINE = "?:0"  # the client Redis logs a script's own commands under
+SHOWN = 80  # characters of an unseen command kept for the report
 # The log's entries of clients the explorer does not see, counted on the server so that a run
 # reads two numbers, not every command it sent.
-# ARGV: the addresses of the clients the explorer sees ("host:port")
+# ARGV: the addresses of the clients the explorer sees ("host:port"), and the script engine's
 # returns: {how many entries came from other clients, the first three of them (each a command's
 # words joined by spaces), oldest first}
 _COUNT = """
@@ -56,6 +63,11 @@ class Count:
     first: list[str] = field(default_factory=list)  # the first few, as the server logged them
 
 
+def countable(server: RedisServer) -> bool:
+    """Whether commands of unseen clients are counted on ``server`` (see above)."""
+    return server.how in ("virtual-time", "embedded")
+
+
 class Unseen:
     """Counts, over one run, the commands of clients the wire did not see."""
 
@@ -70,14 +82,20 @@ class Unseen:
 
     def count(self) -> Count:
         """The run is over: what reached the server unseen since it began."""
-        count, first = self.admin.eval(_COUNT, 0, *sorted(wire.addresses()))
-        return Count(int(count), [text(command) for command in first])
+        count, first = self.admin.eval(_COUNT, 0, SCRIPT_ENGINE, *sorted(wire.addresses()))
+        return Count(int(count), [_shown(text(command)) for command in first])
+
+
+def _shown(command: str) -> str:
+    """A logged command on one line, at most ``SHOWN`` characters."""
+    line = " ".join(command.split())
+    return line if len(line) <= SHOWN else f"{line[: SHOWN - 3]}..."
 
 
 def said(count: int, first: list[str]) -> str:
     """What reached the server unseen, in words."""
     return (
         f"Redis ran {count} command{'s' * (count != 1)} for clients the explorer cannot see "
-        f"(not redis-py's or valkey-py's connections; their scripts' own commands count), "
-        f"none of them scheduled (the first: {'; '.join(first)})"
+        f"(not redis-py's or valkey-py's connections), none of them scheduled (the first: "
+        f"{'; '.join(first)})"
     )

@@ -1,12 +1,14 @@
 """Limiters on redis.asyncio are judged as truly as synchronous ones: their commands are
 scheduling points (a pipeline's one by one, MULTI/EXEC at its EXEC), seen in the trace; and a
 limiter whose commands reach Redis by a client the explorer cannot see is never judged in
-silence (asyncio_box.py). Every race here runs on a server on virtual time."""
+silence (asyncio_box.py). Every race here runs on a server on virtual time, but one on
+redis-server, which logs the commands of scripts otherwise."""
 
 from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -16,6 +18,7 @@ from harness.explorer.actions import Action, Crash, Step, Through
 from harness.explorer.explore import Exploration, explore
 from harness.explorer.run import RunResult, Setup, run_schedule
 from harness.explorer.schedules import space_for
+from harness.explorer.unseen import Count, countable
 from harness.provision import RedisServer
 from harness.pytest_plugin import RaceResult
 from limiters import Policy
@@ -134,6 +137,22 @@ def test_commands_of_a_client_the_explorer_cannot_see_are_counted(
     seen = _run(virtual_server, "atomic_lua", [Through(0, "user:1"), Through(1, "user:1")])
     assert seen.unseen is not None
     assert seen.unseen.commands == 0
+
+
+def test_on_redis_a_scripts_own_commands_are_the_engines_and_not_counted() -> None:
+    from tests.harness.support import start
+
+    with start("embedded") as server:  # redis-server, which logs them under "?:0"
+        assert countable(server)
+        setup = Setup(f"{BOX}:raw_socket", Policy.parse(FIXED), 2, server.url, count_unseen=True)
+        result = run_schedule(setup, [Through(0, "user:1"), Through(1, "user:1")])[0]
+        seen = replace(setup, limiter=f"{BOX}:atomic_lua")
+        clean = run_schedule(seen, [Through(0, "user:1"), Through(1, "user:1")])[0]
+    assert result.unseen is not None
+    assert result.unseen.commands == 2  # the two EVALs
+    assert result.unseen.first[0].startswith("EVAL local now = redis.call('TIME')")
+    assert len(result.unseen.first[0]) == 80
+    assert clean.unseen == Count(0, [])
 
 
 def _race_args(server: RedisServer, tmp_path: Path, *extra: str) -> list[str]:
