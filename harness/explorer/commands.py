@@ -110,8 +110,8 @@ def race(args: argparse.Namespace) -> int:
         print(f"unscheduled: {said(unseen, first_unseen)}; judged without them")
     elif not setup.count_unseen:
         print(
-            "note: commands sent by clients the explorer cannot see are not counted on a Redis "
-            "the harness did not start",
+            "note: commands sent by clients the explorer cannot see are not counted on this "
+            "Redis (only on one the harness started as a process: see README)",
             file=sys.stderr,
         )
     if args.json_out:
