@@ -81,6 +81,7 @@ class PluginLimiter:
     def check(self, identity: str) -> Decision:
         answer = self._check(identity)
         if inspect.isawaitable(answer):
+            _not_inside_a_loop(answer)
             self.event_loop = self.event_loop or EventLoop()
             answer = self.event_loop.run_until_complete(_awaited(answer))
         return Decision.from_user(answer)
@@ -116,6 +117,17 @@ def _shut(
     last(loop)
     loop.run_until_complete(loop.shutdown_asyncgens())
     loop.close()
+
+
+def _not_inside_a_loop(answer: Awaitable[object]) -> None:
+    """An asyncio check is run on the limiter's own loop, which cannot run inside another."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    if inspect.iscoroutine(answer):
+        answer.close()
+    raise PluginError("an async check cannot run where an event loop runs already (load, serve)")
 
 
 async def _awaited(answer: Awaitable[object]) -> object:
