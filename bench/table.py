@@ -30,6 +30,7 @@ BENCHES = {
     "check_speed": ([], ["--operations", "100000"]),
     "race_speed": (["--seeds", "2"], ["--seeds", "1", "--only", "naive-get-set"]),
     "race_test_time": ([], ["--jobs", "all"]),
+    "schedule_rate": ([], ["--rounds", "1", "--limiter", "fixed-window-lua"]),
     "history_overhead": ([], ["--ops", "20000", "--lines", "100000", "--merge-ops", "10000"]),
     "load_speed": ([], ["--seconds", "2"]),
     "load_verdicts": (["--runs", "3"], ["--runs", "1", "--seconds", "2"]),

@@ -86,25 +86,7 @@ def parser() -> argparse.ArgumentParser:
     judge.add_argument("--json", dest="json_out", help="also write the verdict as JSON here")
     judge.set_defaults(run=run_check)
 
-    race = commands.add_parser("race", help="search schedules for a race, shrink and save it")
-    race.add_argument("--limiter", required=True, help="catalogue name or module:attribute")
-    race.add_argument("--policy", help="policy spec (default: a small one of the limiter's kind)")
-    race.add_argument("--instances", type=int, default=2, help="app instances (default 2)")
-    race.add_argument(
-        "--nemesis",
-        help="the faults a schedule may use: none, or some of crash,stall,skew (default: all); "
-        "interleavings and time passing between requests are always drawn",
-    )
-    race.add_argument(
-        "--max-skew",
-        type=float,
-        help="the largest clock skew drawn, in seconds (default: a window; 0: no skew)",
-    )
-    add_search_options(race)
-    race.add_argument("--trace", help="where to save the shrunk trace (default: runs/...)")
-    add_redis_options(race)
-    add_flush_option(race)
-    race.set_defaults(run=explorer_command("race"))
+    add_race_command(commands)
 
     again = commands.add_parser("replay", help="re-run a saved trace on a fresh Redis")
     again.add_argument("trace", help="a trace file saved by race or race-test")
@@ -145,6 +127,29 @@ def parser() -> argparse.ArgumentParser:
     report.add_argument("--out", help="where to write (default: the run directory)")
     report.set_defaults(run=run_report)
     return top
+
+
+def add_race_command(commands: Any) -> None:
+    race = commands.add_parser("race", help="search schedules for a race, shrink and save it")
+    race.add_argument("--limiter", required=True, help="catalogue name or module:attribute")
+    race.add_argument("--policy", help="policy spec (default: a small one of the limiter's kind)")
+    race.add_argument("--instances", type=int, default=2, help="app instances (default 2)")
+    race.add_argument(
+        "--nemesis",
+        help="the faults a schedule may use: none, or some of crash,stall,skew (default: all); "
+        "interleavings and time passing between requests are always drawn",
+    )
+    race.add_argument(
+        "--max-skew",
+        type=float,
+        help="the largest clock skew drawn, in seconds (default: a window; 0: no skew)",
+    )
+    add_search_options(race)
+    race.add_argument("--trace", help="where to save the shrunk trace (default: runs/...)")
+    add_unscheduled_option(race)
+    add_redis_options(race)
+    add_flush_option(race)
+    race.set_defaults(run=explorer_command("race"))
 
 
 def add_study_command(commands: Any) -> None:
@@ -214,6 +219,16 @@ def add_search_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--json", dest="json_out", help="also write the result as JSON here")
 
 
+def add_unscheduled_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--allow-unscheduled",
+        action="store_true",
+        help="judge a limiter even though Redis ran commands of it that the explorer could not "
+        "see, so never scheduled (a raw socket, an unpatched client; without this: exit 2, "
+        "with their count)",
+    )
+
+
 def add_redis_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--redis-url", help="use this Redis (default: $REDIS_URL, else start one)")
     command.add_argument(
@@ -266,18 +281,27 @@ def run_probe(args: argparse.Namespace) -> int:
     with provision(args.redis, args.redis_url) as server:
         limiter = builder(redis.Redis.from_url(server.url), policy)
         print(f"{args.limiter} with {policy} on {server.url} ({server.detail})", file=sys.stderr)
-        results = []
-        for number in range(1, args.requests + 1):
-            try:
-                results.append((number, limiter.check(args.identity)))
-            except redis.RedisError:
-                raise
-            except Exception as error:  # the limiter's own: said as such, in one line
-                raise LimiterError(f"request {number}: {described(error)}") from error
-            if args.interval:
-                time.sleep(args.interval)
+        try:
+            results = [
+                (number, _probed(limiter, args, number)) for number in range(1, args.requests + 1)
+            ]
+        finally:
+            getattr(limiter, "close", lambda: None)()  # an asyncio plug-in's loop
         print(listing.decisions(results))
     return 0
+
+
+def _probed(limiter: Any, args: argparse.Namespace, number: int) -> Any:
+    """The probe's request ``number``, then the pause after it."""
+    try:
+        decision = limiter.check(args.identity)
+    except redis.RedisError:
+        raise
+    except Exception as error:  # the limiter's own: said as such, in one line
+        raise LimiterError(f"request {number}: {described(error)}") from error
+    if args.interval:
+        time.sleep(args.interval)
+    return decision
 
 
 def run_check(args: argparse.Namespace) -> int:

@@ -21,6 +21,11 @@ class LimiterError(HarnessError):
     The message is the first such answer, in one line."""
 
 
+class Unscheduled(HarnessError):
+    """Commands of the limiter reached Redis by a client the explorer cannot see: no schedule
+    chose when they ran, so a verdict would not cover them (unless the user allows it)."""
+
+
 class OutputError(HarnessError):
     """A file the user asked for that cannot be written (no such directory, no permission)."""
 

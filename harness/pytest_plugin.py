@@ -34,13 +34,17 @@ _numbers = itertools.count(1)
 class RaceResult:
     """What a race found: ``flaws`` (the violation kinds of the shortest failing schedule; empty
     when none was found), ``trace`` (that schedule as a numbered trace) and ``exploration``
-    (every figure of the search). Its repr is the trace, for ``assert result.clean, result``."""
+    (every figure of the search). Its repr is the trace, for ``assert result.clean, result``.
+    ``unscheduled``: the commands Redis ran for clients the explorer cannot see (None: not
+    counted, on a Redis the harness did not start); a race with any raises ``Unscheduled``
+    unless told ``allow_unscheduled=True``."""
 
     limiter: str
     policy: str
     flaws: frozenset[str]
     trace: str
     exploration: Exploration
+    unscheduled: int | None = None
 
     @property
     def clean(self) -> bool:
@@ -90,12 +94,14 @@ def redis_url(race_redis_server: RedisServer) -> str:
 @pytest.fixture
 def race(race_redis_server: RedisServer, pytestconfig: pytest.Config) -> Callable[..., RaceResult]:
     """``race(limiter, policy, *, instances=2, max_examples=None, seed=None, nemesis=None,
-    max_skew=None, flaw=None, judge_by=None)``: ``limiter`` is a catalogue name, a
-    ``module:attribute`` or a factory ``factory(client, policy)``; ``nemesis`` the faults a
-    schedule may draw (some of ``crash``, ``stall``, ``skew``; default all, ``"none"`` or
-    ``()`` none: interleavings and time passing between requests only); ``max_skew`` the
-    largest clock skew in seconds; ``flaw`` a violation kind to search for
-    (any, by default); ``judge_by`` a policy to judge by instead of ``policy``."""
+    max_skew=None, flaw=None, judge_by=None, allow_unscheduled=False)``: ``limiter`` is a
+    catalogue name, a ``module:attribute`` or a factory ``factory(client, policy)`` (``async
+    def`` too); ``nemesis`` the faults a schedule may draw (some of ``crash``, ``stall``,
+    ``skew``; default all, ``"none"`` or ``()`` none: interleavings and time passing between
+    requests only); ``max_skew`` the largest clock skew in seconds; ``flaw`` a violation kind to
+    search for (any, by default); ``judge_by`` a policy to judge by instead of ``policy``;
+    ``allow_unscheduled`` judges a limiter even though Redis ran commands of it by a client the
+    explorer cannot see (as ``race --allow-unscheduled``; else that raises ``Unscheduled``)."""
     profile = pytestconfig.getoption("race_profile")
     seed = pytestconfig.getoption("race_seed")
 
@@ -119,14 +125,16 @@ def _race(
     max_skew: float | None = None,
     flaw: str | None = None,
     judge_by: str | None = None,
+    allow_unscheduled: bool = False,
 ) -> RaceResult:
-    from harness.errors import LimiterError
+    from harness.errors import LimiterError, Unscheduled
     from harness.explorer.campaign import FLAW_BUDGET, PROFILES, shows
     from harness.explorer.explore import explore
     from harness.explorer.keyspace import claim
     from harness.explorer.run import Setup
     from harness.explorer.schedules import space_for
     from harness.explorer.trace import render
+    from harness.explorer.unseen import countable, said
     from limiters import Policy, resolve
 
     name, label = _named(limiter)
@@ -138,7 +146,8 @@ def _race(
         raise ValueError("max_examples must be 1..100000 and instances 1..16, as race's flags")
     judged_by = Policy.parse(judge_by) if judge_by else None
     flush = claim(server, flush=False)
-    setup = Setup(name, parsed, instances, server.url, judged_by, flush, server.clock_file)
+    counted = countable(server)
+    setup = Setup(name, parsed, instances, server.url, judged_by, flush, server.clock_file, counted)
     found = explore(
         setup,
         wanted=shows(flaw) if flaw else (lambda verdict: not verdict.valid),
@@ -148,8 +157,11 @@ def _race(
     )
     if found.errors and not found.decisions:
         raise LimiterError(f"{label} never returned a decision; the first: {found.first_error}")
+    if found.unseen and not allow_unscheduled:
+        raise Unscheduled(f"{label}: {said(found.unseen, found.first_unseen)}")
     trace = "\n".join(render(found.found)) if found.found else ""
-    result = RaceResult(label, str(parsed), frozenset(found.kinds), trace, found)
+    unscheduled = found.unseen if counted else None
+    result = RaceResult(label, str(parsed), frozenset(found.kinds), trace, found, unscheduled)
     print(repr(result))  # captured: pytest shows it whole when the test fails (asserts shorten it)
     return result
 

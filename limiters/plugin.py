@@ -3,13 +3,22 @@
 The attribute is a factory called as ``factory(client, policy)`` (a redis-py client and the
 parsed Policy) that returns a callable ``check(identity)``; ``check`` returns a bool or an object
 with ``.allowed``. It may read ``time.time()`` itself.
+
+asyncio: ``check`` may be ``async def`` (or return an awaitable), and the factory itself may be
+``async def``: then it is given a ``redis.asyncio.Redis`` on the same server instead, and
+awaited. Either way each limiter built runs its coroutines on an event loop of its own, kept
+while it lives (so the clients and connections made on it stay valid), and closed by ``close``.
 """
 
 from __future__ import annotations
 
+import asyncio
 import importlib
-from collections.abc import Callable
+import inspect
+import time
+from collections.abc import Awaitable, Callable
 from typing import Any
+from urllib.parse import quote
 
 from limiters.decision import Decision
 from limiters.policy import Policy
@@ -19,7 +28,7 @@ class PluginError(ValueError):
     """A ``module:attribute`` that does not name a usable limiter factory."""
 
 
-def load_factory(spec: str) -> Callable[[Any, Policy], Callable[[str], object]]:
+def load_factory(spec: str) -> Callable[[Any, Policy], Any]:
     module_name, sep, attribute = spec.partition(":")
     if not sep or not module_name or not attribute:
         raise PluginError(f"expected module:attribute, got {spec!r}")
@@ -38,32 +47,133 @@ def load_factory(spec: str) -> Callable[[Any, Policy], Callable[[str], object]]:
     return factory
 
 
+class EventLoop(asyncio.SelectorEventLoop):
+    """An event loop whose timers keep the real monotonic clock, read where a driver that swaps
+    ``time.monotonic`` for a virtual clock does not reach: ``asyncio.sleep`` and timeouts wait
+    real time, as ``time.sleep`` does, and never wait on a clock that stands still."""
+
+    _monotonic = staticmethod(time.monotonic)
+
+    def time(self) -> float:
+        return self._monotonic()
+
+
 class PluginLimiter:
     """Presents a user's ``check`` callable as a Limiter."""
 
-    def __init__(self, check: Callable[[str], object], policy: Policy) -> None:
+    def __init__(
+        self,
+        check: Callable[[str], object],
+        policy: Policy,
+        *,
+        loop: EventLoop | None = None,
+        owned: tuple[Any, ...] = (),
+    ) -> None:
+        """``loop``: the event loop the factory ran on (else one is made at the first awaitable
+        ``check`` answers); ``owned``: asyncio clients made for the factory, closed with it."""
         if not callable(check):
             raise PluginError(f"the factory returned {check!r}, not a callable check(identity)")
         self._check = check
         self.policy = policy
+        self.event_loop = loop
+        self._owned = owned
 
     def check(self, identity: str) -> Decision:
-        return Decision.from_user(self._check(identity))
+        answer = self._check(identity)
+        if inspect.isawaitable(answer):
+            _not_inside_a_loop(answer)
+            self.event_loop = self.event_loop or EventLoop()
+            answer = self.event_loop.run_until_complete(_awaited(answer))
+        return Decision.from_user(answer)
+
+    def close(self, last: Callable[[asyncio.AbstractEventLoop], None] = lambda loop: None) -> None:
+        """End the tasks left on the loop, close the asyncio clients made for the factory, let
+        ``last(loop)`` close what else is open on it, close it. Nothing to do for a limiter that
+        never awaited."""
+        loop, self.event_loop = self.event_loop, None
+        if loop is not None:
+            _shut(loop, self._owned, last)
+
+
+# the tasks left on a loop are cancelled up to CANCELS times, STOPPING seconds in all; one
+# still running then is left behind with the loop
+STOPPING, CANCELS = 1.0, 100
+
+
+def _shut(
+    loop: asyncio.AbstractEventLoop,
+    owned: tuple[Any, ...],
+    last: Callable[[asyncio.AbstractEventLoop], None] = lambda loop: None,
+) -> None:
+    for _ in range(CANCELS):  # a task may swallow one cancelling (redis-py's may, mid-command)
+        left = asyncio.all_tasks(loop)
+        if not left:
+            break
+        for task in left:
+            task.cancel()
+        loop.run_until_complete(asyncio.wait(left, timeout=STOPPING / CANCELS))
+    for client in owned:
+        loop.run_until_complete(client.aclose())
+    last(loop)
+    loop.run_until_complete(loop.shutdown_asyncgens())
+    loop.close()
+
+
+def _not_inside_a_loop(answer: Awaitable[object]) -> None:
+    """An asyncio check is run on the limiter's own loop, which cannot run inside another."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return
+    if inspect.iscoroutine(answer):
+        answer.close()
+    raise PluginError("an async check cannot run where an event loop runs already (load, serve)")
+
+
+async def _awaited(answer: Awaitable[object]) -> object:
+    return await answer
 
 
 def plugin_builder(spec: str) -> Callable[..., PluginLimiter]:
     """Import the factory now; build with ``builder(client, policy)``. A plug-in reads its own
     clock, so the clock keywords the catalogue's limiters take are ignored."""
     factory = load_factory(spec)
+    asynchronous = inspect.iscoroutinefunction(factory)
 
     def builder(client: Any, policy: Policy, **_clocks: Any) -> PluginLimiter:
+        loop: EventLoop | None = None
+        owned: tuple[Any, ...] = ()
+        if asynchronous:  # awaited on the loop its checks will run on, with an asyncio client
+            client = _asyncio_client(client)
+            loop, owned = EventLoop(), (client,)
         try:
-            check = factory(client, policy)
+            made = factory(client, policy)
+            check = made if loop is None else loop.run_until_complete(made)
         except Exception as error:
+            if loop is not None:
+                _shut(loop, owned)
             raise PluginError(f"{spec}(client, policy) raised {_described(error)}") from error
-        return PluginLimiter(check, policy)
+        return PluginLimiter(check, policy, loop=loop, owned=owned)
 
     return builder
+
+
+def _asyncio_client(client: Any) -> Any:
+    """A ``redis.asyncio.Redis`` on the server ``client`` (a redis-py client) is on."""
+    import redis.asyncio
+
+    return redis.asyncio.Redis.from_url(url_of(client))
+
+
+def url_of(client: Any) -> str:
+    """The URL of the server a redis-py (or valkey-py) client connects to."""
+    kwargs = client.connection_pool.connection_kwargs
+    db = kwargs.get("db", 0)
+    if kwargs.get("path"):
+        return f"unix://{kwargs['path']}?db={db}"
+    user, password = kwargs.get("username"), kwargs.get("password")
+    auth = f"{quote(user or '', safe='')}:{quote(password, safe='')}@" if password else ""
+    return f"redis://{auth}{kwargs.get('host', 'localhost')}:{kwargs.get('port', 6379)}/{db}"
 
 
 def _described(error: BaseException) -> str:

@@ -57,10 +57,13 @@ class Row:
     replays_fail: list[str] = field(default_factory=list)  # saved traces that did not reproduce
     unconfirmed: int = 0  # finds that did not show again when re-run (not counted)
     void: int = 0  # schedules not judged: real time reached them
+    # commands Redis ran for clients the explorer cannot see (see unseen): none, for a verdict
+    unseen: int = 0
 
     @property
     def matches(self) -> bool:
-        return self.found_flaws == set(self.expected_flaws) and not self.replays_fail
+        expected = self.found_flaws == set(self.expected_flaws)
+        return expected and not self.replays_fail and not self.unseen
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -80,6 +83,7 @@ class Row:
             "replays_that_failed": self.replays_fail,
             "unconfirmed": self.unconfirmed,
             "void": self.void,
+            "unscheduled": self.unseen,
         }
 
 
@@ -122,11 +126,14 @@ def run_row(
     seed: int | None,
     out_dir: Path,
     on_example: Callable[[Exploration], None],
+    count_unseen: bool = False,
 ) -> Row:
     row = Row(target.label, target.judged_by or target.policy, target.expected)
     judged_by = Policy.parse(target.judged_by) if target.judged_by else None
     policy = Policy.parse(target.policy)
-    setup = Setup(target.limiter, policy, instances, url, judged_by, flush, clock_file)
+    setup = Setup(
+        target.limiter, policy, instances, url, judged_by, flush, clock_file, count_unseen
+    )
     # a search for an expected flaw stops at its find: it may go on longer when the flaw is
     # hard to reach, at no cost when it is not; a correct limiter gets the plain budget
     searches = [shows(kind) for kind in target.expected] or [_invalid]
@@ -137,6 +144,7 @@ def run_row(
         row.examples += found.examples
         row.unconfirmed += found.unconfirmed_count
         row.void += found.void
+        row.unseen += found.unseen
         if found.found is None or found.verdict is None:
             continue
         how = set(found.fault_labels)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from harness import listing
-from harness.errors import BadArgument, LimiterError, writing
+from harness.errors import BadArgument, LimiterError, Unscheduled, writing
 from harness.explorer.campaign import PROFILES, Row, Target, race_policy, targets
 from harness.explorer.explore import CONFIRM, Exploration, explore_every_kind
 from harness.explorer.keyspace import claim
@@ -21,6 +21,7 @@ from harness.explorer.run import Setup
 from harness.explorer.schedules import space_for
 from harness.explorer.trace import load, render, save
 from harness.explorer.trace import replay as replay_saved
+from harness.explorer.unseen import countable, said
 from harness.provision import provision_explorer
 from harness.report import write_report
 from limiters import CATALOGUE, Policy, PolicyError, resolve
@@ -68,6 +69,7 @@ def race(args: argparse.Namespace) -> int:
             server.url,
             flush=flush,
             clock_file=server.clock_file,
+            count_unseen=countable(server),
         )
         searches = explore_every_kind(
             setup,
@@ -86,24 +88,31 @@ def race(args: argparse.Namespace) -> int:
             f"{args.limiter} never returned a decision in {examples} schedules "
             f"({errors} checks); the first: {first_error}"
         )
-    faults = ", ".join(space.nemeses) or "none"
+    unseen = sum(f.unseen for f in searches)
+    first_unseen = next((f.first_unseen for f in searches if f.first_unseen), [])
+    refused = unseen > 0 and not args.allow_unscheduled
     flaws = [_report_flaw(args, setup, found, n) for n, found in enumerate(finds)]
-    if not finds:
+    if refused and not finds:
         print(
-            f"{args.limiter} with {policy}: no violation in {examples} schedules "
-            f"({first.swept} of the one-preemption sweep, {first.examples - first.swept} drawn; "
-            f"faults allowed: {faults}; {first.seconds:.2f} s)"
+            f"{args.limiter} with {policy}: not judged in {examples} schedules: "
+            f"{said(unseen, first_unseen)}"
         )
-    elif len(finds) > 1:
-        print(f"{args.limiter} with {policy}: {len(finds)} flaws, faults allowed: {faults}")
-        for flaw in flaws:
-            print(f"  {', '.join(flaw['kinds'])}: needs {', '.join(flaw['needs'])}")
+    else:
+        _headline(args.limiter, policy, searches, flaws, ", ".join(space.nemeses) or "none")
     for found in searches:
         _doubts(found)
     if errors:
         print(
             f"errors: {errors} of {errors + decisions} checks raised or "
             f"answered what is not a decision; the first: {first_error}"
+        )
+    if unseen and not refused:
+        print(f"unscheduled: {said(unseen, first_unseen)}; judged without them")
+    elif not setup.count_unseen:
+        print(
+            "note: commands sent by clients the explorer cannot see are not counted on this "
+            "Redis (only on one the harness started as a process: see README)",
+            file=sys.stderr,
         )
     if args.json_out:
         summary = {
@@ -131,10 +140,39 @@ def race(args: argparse.Namespace) -> int:
             ],
             "unconfirmed_count": sum(f.unconfirmed_count for f in searches),
             "search_ended": first.search_ended or None,
+            "unscheduled": unseen if setup.count_unseen else None,
+            "first_unscheduled": first_unseen,
+            "allow_unscheduled": args.allow_unscheduled,
         }
         with writing(args.json_out):
             Path(args.json_out).write_text(json.dumps(summary, indent=1))
+    if refused:
+        raise Unscheduled(
+            f"{said(unseen, first_unseen)}; --allow-unscheduled judges {args.limiter} "
+            "by what the explorer saw"
+        )
     return 1 if finds else 0
+
+
+def _headline(
+    limiter: str,
+    policy: Policy,
+    searches: list[Exploration],
+    flaws: list[dict[str, Any]],
+    faults: str,
+) -> None:
+    """The line that says what a race found (one flaw's report says it itself)."""
+    first, examples = searches[0], sum(f.examples for f in searches)
+    if not flaws:
+        print(
+            f"{limiter} with {policy}: no violation in {examples} schedules "
+            f"({first.swept} of the one-preemption sweep, {first.examples - first.swept} drawn; "
+            f"faults allowed: {faults}; {first.seconds:.2f} s)"
+        )
+    elif len(flaws) > 1:
+        print(f"{limiter} with {policy}: {len(flaws)} flaws, faults allowed: {faults}")
+        for flaw in flaws:
+            print(f"  {', '.join(flaw['kinds'])}: needs {', '.join(flaw['needs'])}")
 
 
 def _report_flaw(
@@ -217,7 +255,8 @@ def race_test(args: argparse.Namespace) -> int:
         flush = claim(servers[0], flush=args.flush)
         with writing(out_dir):
             out_dir.mkdir(parents=True, exist_ok=True)
-        job = RowJob(flush, budget, args.seed, out_dir, args.stress_seconds)
+        own = countable(servers[0])
+        job = RowJob(flush, budget, args.seed, out_dir, args.stress_seconds, own)
         rows = run_rows(list(targets()), job, servers, _row_done, _progress)
     print(race_rows(rows))
     all_match = all(row.matches for row in rows)

@@ -65,6 +65,10 @@ class Exploration:
     unconfirmed_count: int = 0  # finds that did not show again when re-run
     unconfirmed: list[tuple[RunResult, Verdict]] = field(default_factory=list)  # the first few
     search_ended: str = ""  # why Hypothesis ended the search early, if it did
+    # commands that reached the server by clients the explorer cannot see, over every schedule
+    # run (counted only where ``setup.count_unseen``; see unseen), and the first few of them
+    unseen: int = 0
+    first_unseen: list[str] = field(default_factory=list)
 
     @property
     def kinds(self) -> set[str]:
@@ -132,6 +136,9 @@ class _Judge:
         result.errors += len(outcome.errors)
         result.first_error = result.first_error or next(iter(outcome.errors), "")
         result.swept += stage == "sweep"
+        if outcome.unseen is not None:
+            result.unseen += outcome.unseen.commands
+            result.first_unseen = result.first_unseen or outcome.unseen.first
         self.on_example(result)
         if outcome.void:
             result.void += 1
@@ -208,6 +215,7 @@ def explore(
         )
         result.examples += again.examples
         result.seconds += again.seconds
+        result.unseen += again.unseen
         if again.found is not None:  # the trace shown is this one: so is how it was found
             result.found, result.verdict = again.found, again.verdict
             result.stage, result.first_steps = again.stage, again.first_steps

@@ -2,7 +2,9 @@
 stops before every round trip to Redis until the explorer lets it go.
 
 The explorer (one thread) and the instance hand control back and forth, so exactly one of them
-runs at a time and the interleaving is exactly the one the explorer chose.
+runs at a time and the interleaving is exactly the one the explorer chose. An asyncio limiter's
+check runs in this thread too, on the limiter's own event loop (see ``limiters.plugin``): the
+loop stops with the thread at each point, and its tasks made during a check are the instance's.
 """
 
 from __future__ import annotations

@@ -32,6 +32,7 @@ class RowJob:
     seed: int | None
     out_dir: Path
     stress_seconds: float
+    count_unseen: bool = False  # the servers are the harness's own (see unseen)
 
 
 def run_rows(
@@ -105,6 +106,7 @@ def _row(
         out_dir=job.out_dir,
         on_example=on_example,
         stress_seconds=job.stress_seconds,
+        count_unseen=job.count_unseen,
     )
 
 

@@ -13,16 +13,18 @@ import redis
 
 from harness.checkers import Verdict, check
 from harness.errors import described
-from harness.explorer import wire
+from harness.explorer import wire, wire_asyncio
 from harness.explorer.actions import Action, Advance, Step, Through
 from harness.explorer.clocks import InstanceClock, VirtualTime, patched
 from harness.explorer.faults import STRIKES
 from harness.explorer.instance import Died, Event, Finished, Instance, Pending, ours
 from harness.explorer.keys import Expiry, ServerExpiry, text, touched
 from harness.explorer.keyspace import Keyspace
+from harness.explorer.unseen import Count, Unseen
 from harness.history import Operation, Outcome
 from harness.provision.virtual_time import ServerClock
 from limiters import Decision, Limiter, Policy, resolve
+from limiters.plugin import PluginLimiter
 
 
 @dataclass(frozen=True)
@@ -38,6 +40,9 @@ class Setup:
     # the clock file of a server on virtual time (see provision.virtual_time); empty: the
     # server keeps real time, and the explorer stretches TTLs instead (see keys.Expiry)
     clock_file: str = ""
+    # whether to count the commands that reach the server by clients the explorer cannot see
+    # (see unseen): only on a server the harness started
+    count_unseen: bool = False
 
     @property
     def judge(self) -> Policy:
@@ -71,6 +76,8 @@ class RunResult:
     void: str = ""
     unscheduled: int = 0  # commands sent by threads the explorer does not schedule
     faults: frozenset[str] = frozenset()  # the nemesis' faults the run used (faults.FAULTS)
+    # commands that reached the server by clients the explorer cannot see (None: not counted)
+    unseen: Count | None = None
 
 
 @dataclass
@@ -99,6 +106,7 @@ class Run:
             else Expiry(admin)
         )
         self.keyspace = Keyspace(admin, flush=setup.flush, real_time=self.expiry.real_time)
+        self.unseen = Unseen(admin) if setup.count_unseen else None
         self.unscheduled = 0
         self.faults: set[str] = set()
         wire.unscheduled_to(self._unscheduled, self._thread_ended)
@@ -264,15 +272,14 @@ class Run:
                 self._record(slot, slot.instance.crash())
         for slot in self.slots:
             slot.instance.stop()
-            client = getattr(slot.instance.limiter, "client", None)
-            if client is not None:
-                client.close()
+            _close(slot.instance)
         for client in self.clients:
             wire.retire(client)
         wire.unscheduled_to(None, None)  # what the limiter's threads do now is not this run's
         ttls = self.keyspace.ours(self.expiry.snapshot(self.time.now))
         expired = self.keyspace.close(ttls)  # by real time: counted only where time is real
         void = f"the server expired {expired} key(s) by real time" if expired else ""
+        unseen = self.unseen.count() if self.unseen else None
         return RunResult(
             self.history,
             ttls,
@@ -283,7 +290,19 @@ class Run:
             void,
             self.unscheduled,
             frozenset(self.faults),
+            unseen,
         )
+
+
+def _close(instance: Instance) -> None:
+    """What the limiter of a stopped instance holds open: its client, its event loop (and the
+    asyncio connections made on it)."""
+    limiter = instance.limiter
+    client = getattr(limiter, "client", None)
+    if client is not None:
+        client.close()
+    if isinstance(limiter, PluginLimiter) and not instance.gone:
+        limiter.close(last=wire_asyncio.disconnect_on)
 
 
 @contextlib.contextmanager

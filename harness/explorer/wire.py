@@ -1,20 +1,28 @@
 """Every command a limiter sends, caught where it leaves: at the connection, whichever client.
 
-While ``intercepted()`` is active, redis-py's (and valkey-py's) connections route each command
-through here before it is written to the socket. What happens depends on the sending thread:
+While ``intercepted()`` is active, redis-py's (and valkey-py's) connections, synchronous and
+asyncio alike (``wire_asyncio``), route each command through here before it is written to the
+socket. What happens depends on who sends it:
 
-- an app instance's thread (``gated``): the command is a scheduling point. The thread waits for
-  the explorer's turn (``Gate.point``), sends, and its reply is logged (``Gate.log``). This holds
-  for the client the limiter was given, a client it built on that pool or from the URL, its
-  pipelines, scripts and transactions.
+- an app instance (``gated``: its thread, and the asyncio tasks of its event loop made while it
+  serves a request): the command is a scheduling point. The instance waits for the explorer's
+  turn (``Gate.point``; an asyncio instance blocks its own loop, which nothing else uses), sends,
+  and its reply is logged (``Gate.log``). This holds for the client the limiter was given, a
+  client it built on that pool or from the URL, its pipelines, scripts and transactions.
 - the explorer's own thread (the one that entered ``intercepted``): passes, unseen.
-- any other thread (one the limiter started: a leak thread, a refresher): passes unscheduled,
-  and is logged as such (``unscheduled``), so the trace shows it and a run never waits on it.
+- anyone else (a thread the limiter started: a leak thread, a refresher; an asyncio task it
+  started while it was built): passes unscheduled, and is logged as such (``unscheduled``), so
+  the trace shows it and a run never waits on it.
+
+Who is gated is a context variable, not a thread-local: a thread's own context for threads, and
+for asyncio the context each task copies when it is made, so a task a request spawns (a
+``gather``) is that request's, and one made while the limiter was built is nobody's.
 
 Why the connection and not a proxy in front of Redis: a proxy sees bytes, not threads, so it
 could not tell a limiter's own background thread from the request it serves; here the sending
 thread is known. The cost is that only clients built on redis-py's or valkey-py's connection
-classes are seen; the README says so.
+classes are seen; the README says so, and ``addresses`` lets a run count the commands that
+reached the server by any other client (see ``unseen``).
 
 What is one point: a command (Redis runs each atomically); a MULTI ... EXEC block, at its EXEC
 (queued commands change nothing until then); a pipeline's commands one by one, each sent once
@@ -25,6 +33,7 @@ does a script sent again after the server answered NOSCRIPT (the failed one was 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import threading
 import time
 from collections import deque
@@ -52,6 +61,20 @@ NO_POINT = {
 SCRIPTS = {"EVAL", "EVALSHA", "EVAL_RO", "EVALSHA_RO", "FCALL", "FCALL_RO"}
 
 
+def _libraries() -> list[Any]:
+    """redis-py, and valkey-py where it is installed: the libraries whose connections are seen."""
+    found: list[Any] = [redis]
+    with contextlib.suppress(ImportError):
+        import valkey
+
+        found.append(valkey)
+    return found
+
+
+ERRORS = tuple(library.ResponseError for library in _libraries())  # an error reply
+NOSCRIPT = tuple(library.exceptions.NoScriptError for library in _libraries())
+
+
 class Gate(Protocol):
     """An app instance, as the connection sees it."""
 
@@ -76,7 +99,7 @@ class _Sent:
 
 
 @dataclass
-class _Wire:
+class Wire:
     """What one connection has sent and not yet been answered."""
 
     owed: deque[_Sent] = field(default_factory=deque)
@@ -85,14 +108,16 @@ class _Wire:
     resend: bool = False  # the server answered NOSCRIPT: the script comes again
 
 
-class _Local(threading.local):
-    gate: Gate | None = None
-    packing: bool = False  # inside send_command: its packed bytes are already handled
-    aside: bool = False  # the harness's own commands, in a thread whose others are watched
-
-
-_local = _Local()
+_gate: contextvars.ContextVar[Gate | None] = contextvars.ContextVar("gate", default=None)
+# inside send_command: its packed bytes are already handled
+_packing = contextvars.ContextVar("packing", default=False)
+# the harness's own commands, where the others are watched
+_aside = contextvars.ContextVar("aside", default=False)
 _quiet: set[int] = set()  # threads whose commands pass unseen (the explorer's)
+# where every connection that went through here is connected from ("host:port"): the live
+# ones, and those closed since ``forget_closed``
+_live: set[str] = set()
+_closed: set[str] = set()
 _sink: list[Unscheduled] = []  # where unscheduled commands are logged (the current run)
 _ended: list[Ended] = []  # where the end of such a thread on an exception is told
 _strays: set[int] = set()  # the threads that have sent unscheduled commands
@@ -123,29 +148,46 @@ def retire(client: redis.Redis) -> None:
     client.close()
 
 
+def addresses() -> set[str]:
+    """Where the connections that went through here connect from, as a server names its
+    clients ("host:port"): those still open, and those closed since ``forget_closed``."""
+    return _live | _closed
+
+
+def forget_closed() -> None:
+    """From now on, ``addresses`` leaves out the connections closed so far (their ports may be
+    another client's next)."""
+    _closed.clear()
+
+
 @contextlib.contextmanager
 def gated(gate: Gate) -> Iterator[None]:
-    """In an instance's thread: its commands are points of ``gate``."""
-    _local.gate = gate
+    """In an instance's thread: its commands (and those of the asyncio tasks made there from
+    now on) are points of ``gate``."""
+    token = _gate.set(gate)
     try:
         yield
     finally:
-        _local.gate = None
+        _gate.reset(token)
 
 
 @contextlib.contextmanager
 def intercepted() -> Iterator[None]:
     """Route the commands of every redis-py and valkey-py connection through here."""
-    patches = [(cls, name, getattr(cls, name)) for cls in _classes() for name in _METHODS]
+    from harness.explorer import wire_asyncio
+
+    tables = [(cls, _METHODS) for cls in _classes()]
+    tables += [(cls, wire_asyncio.METHODS) for cls in wire_asyncio.classes()]
+    patches = [(cls, name, getattr(cls, name), w) for cls, t in tables for name, w in t.items()]
     _quiet.add(threading.get_ident())
     if not getattr(threading.excepthook, "ours", False):  # for good: see _thread_ended
         threading.excepthook = _thread_ended(threading.excepthook)
     try:
-        for cls, name, original in patches:
-            setattr(cls, name, _METHODS[name](original))
+        for cls, name, original, wrap in patches:
+            setattr(cls, name, wrap(original))
         yield
     finally:
-        for cls, name, original in patches:
+        for cls, name, original, _ in patches:
             setattr(cls, name, original)
         _quiet.discard(threading.get_ident())
         _sink.clear()
@@ -170,35 +212,65 @@ def _thread_ended(hook: Callable[[Any], object]) -> Callable[[Any], None]:
 
 
 def _classes() -> list[type]:
-    classes: list[type] = [redis.connection.AbstractConnection]
-    with contextlib.suppress(ImportError):
-        import valkey.connection
-
-        classes.append(valkey.connection.AbstractConnection)
-    return classes
+    return [library.connection.AbstractConnection for library in _libraries()]
 
 
 @contextlib.contextmanager
 def aside() -> Iterator[None]:
     """The harness's own commands, sent from an instance's thread (after each of its
     commands, say): they pass unseen."""
-    before, _local.aside = _local.aside, True
+    token = _aside.set(True)
     try:
         yield
     finally:
-        _local.aside = before
+        _aside.reset(token)
 
 
-def _watched() -> bool:
-    """Whether the calling thread's commands are seen at all."""
-    if _local.aside:
+def watched() -> bool:
+    """Whether the caller's commands are seen at all (and not already handled: see
+    ``packing``)."""
+    if _aside.get() or _packing.get():
         return False
-    return _local.gate is not None or threading.get_ident() not in _quiet
+    return threading.get_ident() not in _quiet
 
 
-def _wire(connection: Any) -> _Wire:
-    wire: _Wire = connection.__dict__.setdefault("_harness_wire", _Wire())
+@contextlib.contextmanager
+def packing() -> Iterator[None]:
+    """Around the library's own send_command: the bytes it packs were handled already."""
+    token = _packing.set(True)
+    try:
+        yield
+    finally:
+        _packing.reset(token)
+
+
+def known(connection: Any, address: Callable[[Any], Any]) -> None:
+    """Note where ``connection`` connects from (``address(connection)``: a socket's name),
+    once, after it has written."""
+    if "_harness_address" not in connection.__dict__:
+        name = address(connection)
+        shown = f"{name[0]}:{name[1]}" if isinstance(name, tuple) else str(name or "")
+        connection.__dict__["_harness_address"] = shown
+        _live.add(shown)
+
+
+def closed(connection: Any) -> None:
+    """``connection`` disconnects: what was owed will never come, and its address is free."""
+    connection.__dict__.pop("_harness_wire", None)
+    shown = connection.__dict__.pop("_harness_address", None)
+    if shown is not None:
+        _live.discard(shown)
+        _closed.add(shown)
+
+
+def wire_of(connection: Any) -> Wire:
+    wire: Wire = connection.__dict__.setdefault("_harness_wire", Wire())
     return wire
+
+
+def _socket_name(connection: Any) -> Any:
+    sock = getattr(connection, "_sock", None)
+    return sock.getsockname() if sock is not None else None
 
 
 def _send_command(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -206,14 +278,11 @@ def _send_command(original: Callable[..., Any]) -> Callable[..., Any]:
     ``now`` is read when it is sent (see ``ServerNow``)."""
 
     def send_command(self: Any, *args: Any, **options: Any) -> Any:
-        if not _watched() or _local.packing:
+        if not watched():
             return original(self, *args, **options)
-        args = _before(self, _split_name(args))
-        _local.packing = True
-        try:
+        args = _before(self, split_name(args))
+        with packing():
             return original(self, *args, **options)
-        finally:
-            _local.packing = False
 
     return send_command
 
@@ -222,16 +291,21 @@ def _send_packed_command(original: Callable[..., Any]) -> Callable[..., Any]:
     """Commands packed by the caller (a pipeline): each one its own point, in order."""
 
     def send_packed_command(self: Any, command: Any, check_health: bool = True) -> Any:
-        if not _watched() or _local.packing:
-            return original(self, command, check_health)
-        packed = command.encode() if isinstance(command, str) else command
-        data = packed if isinstance(packed, bytes) else b"".join(map(bytes, packed))
-        for n, (raw, args) in enumerate(split_packed(data)):
-            _before(self, args)
-            original(self, [raw], check_health and n == 0)
-        return None
+        if not watched():
+            original(self, command, check_health)
+        else:
+            for n, (raw, args) in enumerate(split_packed(joined(command))):
+                _before(self, args)
+                original(self, [raw], check_health and n == 0)
+        known(self, _socket_name)
 
     return send_packed_command
+
+
+def joined(command: Any) -> bytes:
+    """What a connection's send_packed_command is given (bytes, str or chunks), as bytes."""
+    packed = command.encode() if isinstance(command, str) else command
+    return packed if isinstance(packed, bytes) else b"".join(map(bytes, packed))
 
 
 def _read_response(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -243,7 +317,7 @@ def _read_response(original: Callable[..., Any]) -> Callable[..., Any]:
             reply = wire.early.popleft()
         else:
             reply = _read(original, self, wire, *args, **options)
-        if isinstance(reply, redis.ResponseError):
+        if isinstance(reply, ERRORS):
             raise reply
         return reply
 
@@ -253,7 +327,7 @@ def _read_response(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _disconnect(original: Callable[..., Any]) -> Callable[..., Any]:
     def disconnect(self: Any, *args: Any, **options: Any) -> Any:
-        self.__dict__.pop("_harness_wire", None)  # what was owed will never come
+        closed(self)
         return original(self, *args, **options)
 
     return disconnect
@@ -270,7 +344,22 @@ _METHODS = {
 def _before(connection: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
     """Just before ``args`` is written: wait for the turn if it is a point, and note what its
     reply will be logged as. Returns the command as it is sent now (see ``fresh``)."""
-    wire, gate = _wire(connection), _local.gate
+    wire, gate, point, logged = plan(connection, args)
+    if point and gate is not None:
+        read = type(connection).read_response.original
+        while wire.owed:  # what was sent before must have run before this may go
+            wire.early.append(_read(read, connection, wire))
+        gate.point(logged or args)
+    return owe(wire, gate, args, logged)
+
+
+def plan(
+    connection: Any, args: tuple[Any, ...]
+) -> tuple[Wire, Gate | None, bool, tuple[Any, ...] | None]:
+    """What ``args`` is, about to be written: its connection's wire, the gate it belongs to
+    (None: nobody schedules it), whether it is a point, and what its reply is logged as (None:
+    not logged)."""
+    wire, gate = wire_of(connection), _gate.get()
     name = text(args[0]).upper() if args else ""
     logged: tuple[Any, ...] | None = args
     point = True
@@ -289,11 +378,13 @@ def _before(connection: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
         point, wire.resend = False, False
     if gate is None:
         _strays.add(threading.get_ident())
-    if point and gate is not None:
-        read = type(connection).read_response.original
-        while wire.owed:  # what was sent before must have run before this may go
-            wire.early.append(_read(read, connection, wire))
-        gate.point(logged or args)
+    return wire, gate, point, logged
+
+
+def owe(
+    wire: Wire, gate: Gate | None, args: tuple[Any, ...], logged: tuple[Any, ...] | None
+) -> tuple[Any, ...]:
+    """``args`` is written now: its reply is owed. Returns it as sent (see ``fresh``)."""
     sent = fresh(args)
     wire.owed.append(_Sent(sent if logged is args else logged, gate, real_now()))
     return sent
@@ -306,14 +397,19 @@ def fresh(args: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(arg.fresh() if isinstance(arg, ServerNow) else arg for arg in args)
 
 
-def _read(original: Callable[..., Any], connection: Any, wire: _Wire, *a: Any, **k: Any) -> Any:
+def _read(original: Callable[..., Any], connection: Any, wire: Wire, *a: Any, **k: Any) -> Any:
     """Read the reply owed for the oldest command sent, and log it."""
     try:
         reply = original(connection, *a, **k)
-    except redis.ResponseError as error:
+    except ERRORS as error:
         reply = error
+    return heard(wire, reply)
+
+
+def heard(wire: Wire, reply: Any) -> Any:
+    """``reply`` (an error reply as its exception) answers the oldest command owed: log it."""
     sent = wire.owed.popleft()
-    if isinstance(reply, redis.exceptions.NoScriptError):
+    if isinstance(reply, NOSCRIPT):
         wire.resend = True
     elif sent.command is not None:
         shown = "nil (a watched key changed)" if _aborted(sent.command, reply) else reply
@@ -328,7 +424,7 @@ def _aborted(command: tuple[Any, ...], reply: Any) -> bool:
     return reply is None and text(command[-1]).upper() == "EXEC"
 
 
-def _split_name(args: tuple[Any, ...]) -> tuple[Any, ...]:
+def split_name(args: tuple[Any, ...]) -> tuple[Any, ...]:
     """redis-py sends ``"SCRIPT LOAD"`` as one argument and splits it when packing."""
     if args and isinstance(args[0], str) and " " in args[0]:
         return (*args[0].split(), *args[1:])

@@ -1,5 +1,6 @@
 """A limiter written the way users write theirs: reads time.time() itself, returns a bool."""
 
+import asyncio
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -82,3 +83,21 @@ def returns_nothing_callable(client: Any, policy: Any) -> int:
 
 def raises_when_built(client: Any, policy: Any) -> Any:
     raise KeyError("RATE_SERVICE_URL")
+
+
+GIVEN: list[Any] = []  # the clients async_factory was built with
+
+
+async def async_factory(client: Any, policy: Any) -> Callable[[str], Any]:
+    """An asyncio limiter: awaited when built (with a ``redis.asyncio`` client, which it keeps
+    in ``GIVEN``); it admits the first ``limit`` requests of each identity, counted in memory,
+    after a real pause."""
+    GIVEN.append(client)
+    counts: dict[str, int] = {}
+
+    async def check(identity: str) -> Verdict:
+        await asyncio.sleep(0.001)  # the limiter's loop keeps real time: this ends
+        counts[identity] = counts.get(identity, 0) + 1
+        return Verdict(counts[identity] <= policy.limit, policy.limit - counts[identity])
+
+    return check

@@ -1,7 +1,12 @@
+import asyncio
+
 import pytest
 import redis
+import redis.asyncio
 
 from limiters import PluginError, Policy, UnknownLimiter, build
+from limiters.plugin import plugin_builder
+from tests.limiters import sample_plugin
 
 FIXED = Policy.parse("fixed-window:limit=3,window=3600")
 
@@ -20,6 +25,36 @@ def test_rich_results_keep_their_fields() -> None:
     limiter = build("tests.limiters.sample_plugin:rich_factory", None, policy)
     decisions = [limiter.check("k") for _ in range(3)]
     assert [(d.allowed, d.remaining) for d in decisions] == [(True, 1), (True, 0), (False, 0)]
+
+
+def test_an_async_factory_is_awaited_with_an_asyncio_client_and_its_checks_on_its_loop() -> None:
+    policy = Policy.parse("fixed-window:limit=2,window=10")
+    given = redis.Redis(host="127.0.0.1", port=1, db=3)  # never connected
+    limiter = plugin_builder("tests.limiters.sample_plugin:async_factory")(given, policy)
+    built_with = sample_plugin.GIVEN[-1]
+    assert isinstance(built_with, redis.asyncio.Redis)
+    assert built_with.connection_pool.connection_kwargs["port"] == 1
+    assert built_with.connection_pool.connection_kwargs["db"] == 3
+    decisions = [limiter.check("k") for _ in range(3)]
+    assert [(d.allowed, d.remaining) for d in decisions] == [(True, 1), (True, 0), (False, -1)]
+    loop = limiter.event_loop
+    assert loop is not None
+    limiter.close()
+    assert loop.is_closed()
+
+
+def test_an_async_check_refuses_to_run_inside_a_running_loop() -> None:
+    policy = Policy.parse("fixed-window:limit=2,window=10")
+    build_it = plugin_builder("tests.limiters.sample_plugin:async_factory")
+    limiter = build_it(redis.Redis(port=1), policy)
+
+    async def inside() -> None:
+        with pytest.raises(PluginError, match="where an event loop runs already"):
+            limiter.check("k")
+
+    asyncio.run(inside())
+    assert limiter.check("k").allowed  # outside, it runs
+    limiter.close()
 
 
 @pytest.mark.parametrize(

@@ -19,13 +19,20 @@ def test_rows_come_back_in_order_from_two_workers_each_on_its_own_redis(tmp_path
     def on_row(target: Target, row: Row) -> None:
         done.append(target.label)
 
-    job = RowJob(True, 30, 1, tmp_path, 0.0)
+    job = RowJob(True, 30, 1, tmp_path, 0.0, count_unseen=True)
     with servers_for(2, "embedded", None) as servers:
         assert len({server.url for server in servers}) == 2
         rows = run_rows(chosen, job, servers, on_row, lambda label: lambda found: None)
     assert [row.name for row in rows] == done == [t.label for t in chosen]
     assert [row.matches for row in rows] == [True, True]
     assert rows[0].found_flaws == {"over-admission", "wrongful-rejection"}
+    assert [row.unseen for row in rows] == [0, 0]  # counted in each worker: none
+
+
+def test_a_row_whose_limiter_sent_commands_unseen_does_not_match() -> None:
+    row = Row("mine", "fixed-window:limit=1,window=10", (), unseen=3)
+    assert not row.matches
+    assert row.to_json()["unscheduled"] == 3
 
 
 def test_a_given_redis_is_one_server_whatever_the_jobs() -> None:
