@@ -245,11 +245,14 @@ def packing() -> Iterator[None]:
 
 
 def known(connection: Any, address: Callable[[Any], Any]) -> None:
-    """Note where ``connection`` connects from (``address(connection)``: a socket's name),
-    once, after it has written."""
+    """Note where ``connection`` connects from (``address(connection)``: a socket's name, None
+    while it has none), once: before it writes when it is connected (a thread of the limiter's
+    own may write while a run counts what reached the server), else after."""
     if "_harness_address" not in connection.__dict__:
         name = address(connection)
-        shown = f"{name[0]}:{name[1]}" if isinstance(name, tuple) else str(name or "")
+        if name is None:
+            return
+        shown = f"{name[0]}:{name[1]}" if isinstance(name, tuple) else str(name)
         connection.__dict__["_harness_address"] = shown
         _live.add(shown)
 
@@ -291,6 +294,7 @@ def _send_packed_command(original: Callable[..., Any]) -> Callable[..., Any]:
     """Commands packed by the caller (a pipeline): each one its own point, in order."""
 
     def send_packed_command(self: Any, command: Any, check_health: bool = True) -> Any:
+        known(self, _socket_name)
         if not watched():
             original(self, command, check_health)
         else:

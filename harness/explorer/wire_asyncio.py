@@ -87,6 +87,7 @@ def _send_command(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _send_packed_command(original: Callable[..., Any]) -> Callable[..., Any]:
     async def send_packed_command(self: Any, command: Any, check_health: bool = True) -> Any:
+        wire.known(self, _socket_name)
         if not wire.watched():
             await original(self, command, check_health)
         else:
