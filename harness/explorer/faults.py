@@ -20,20 +20,42 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
 from hypothesis import strategies as st
 
 from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
 
-if TYPE_CHECKING:
-    from harness.explorer.run import Run
-    from harness.explorer.schedules import Space
-
 Take = Callable[[list[Action]], bool]  # keep this schedule if it still fails; whether it did
 SMALLEST_SKEW = 0.001  # seconds: skews are shrunk to the millisecond
 # the sizes a skew is tried at with time moved (``_moved``), smallest first
 LADDER = (0.001, 0.002, 0.003, 0.005, 0.01, 0.1, 1.0)
+
+
+class Struck(Protocol):
+    """What a fault strikes: the run, as far as a fault may change it."""
+
+    def crash(self, instance: int) -> None: ...
+
+    def jump(self, instance: int, seconds: float) -> None: ...
+
+
+class Drawing(Protocol):
+    """The schedule being drawn, as far as a fault draws from it."""
+
+    @property
+    def instances(self) -> int: ...
+
+    @property
+    def identities(self) -> tuple[str, ...]: ...
+
+    def advance(self, data: st.DataObject) -> Advance:
+        """Time passing, by an amount that matters to the policy now."""
+        ...
+
+    def skews(self) -> list[float]:
+        """The clock skews that may be drawn, either way."""
+        ...
 
 
 class Fault(Protocol):
@@ -42,15 +64,15 @@ class Fault(Protocol):
     weight: int  # how often a schedule that may use it draws it, against the others
     acts: tuple[type[Action], ...]  # the actions of its own, which ``apply`` applies
 
-    def apply(self, run: Run, action: Action) -> None:
+    def apply(self, run: Struck, action: Action) -> None:
         """Strike: ``action`` (one of ``acts``) happens in ``run``."""
         ...
 
-    def opening(self, data: st.DataObject, run: Run, space: Space) -> list[Action]:
+    def opening(self, data: st.DataObject, drawing: Drawing) -> list[Action]:
         """What it does before the schedule's first action (nothing, mostly)."""
         ...
 
-    def draw(self, data: st.DataObject, run: Run, space: Space, enabled: list[int]) -> list[Action]:
+    def draw(self, data: st.DataObject, drawing: Drawing, enabled: list[int]) -> list[Action]:
         """One strike of it, at this point of the schedule."""
         ...
 
@@ -64,10 +86,10 @@ class _Plain:
 
     acts: tuple[type[Action], ...] = ()
 
-    def apply(self, run: Run, action: Action) -> None:
+    def apply(self, run: Struck, action: Action) -> None:
         raise TypeError(f"{type(self).__name__} has no action of its own: {action}")
 
-    def opening(self, data: st.DataObject, run: Run, space: Space) -> list[Action]:
+    def opening(self, data: st.DataObject, drawing: Drawing) -> list[Action]:
         return []
 
     def gentler(self, actions: list[Action], take: Take) -> bool:
@@ -80,11 +102,11 @@ class CrashFault(_Plain):
     weight = 1
     acts: tuple[type[Action], ...] = (Crash,)
 
-    def apply(self, run: Run, action: Action) -> None:
+    def apply(self, run: Struck, action: Action) -> None:
         assert isinstance(action, Crash)
         run.crash(action.instance)
 
-    def draw(self, data: st.DataObject, run: Run, space: Space, enabled: list[int]) -> list[Action]:
+    def draw(self, data: st.DataObject, drawing: Drawing, enabled: list[int]) -> list[Action]:
         return [Crash(data.draw(st.sampled_from(enabled)))]
 
 
@@ -95,10 +117,10 @@ class StallFault(_Plain):
     label = "stall"
     weight = 2
 
-    def draw(self, data: st.DataObject, run: Run, space: Space, enabled: list[int]) -> list[Action]:
+    def draw(self, data: st.DataObject, drawing: Drawing, enabled: list[int]) -> list[Action]:
         instance = data.draw(st.sampled_from(enabled))
-        identity = data.draw(st.sampled_from(space.identities))
-        return [Step(instance, identity), space.draw_advance(data, run)]
+        identity = data.draw(st.sampled_from(drawing.identities))
+        return [Step(instance, identity), drawing.advance(data)]
 
 
 class SkewFault:
@@ -107,20 +129,20 @@ class SkewFault:
     weight = 2
     acts: tuple[type[Action], ...] = (Skew,)
 
-    def apply(self, run: Run, action: Action) -> None:
+    def apply(self, run: Struck, action: Action) -> None:
         assert isinstance(action, Skew)
         run.jump(action.instance, action.seconds)
 
-    def opening(self, data: st.DataObject, run: Run, space: Space) -> list[Action]:
+    def opening(self, data: st.DataObject, drawing: Drawing) -> list[Action]:
         """Where each instance's clock stands when the schedule begins: machines' clocks are
         apart before anything happens, not only after a jump."""
-        offsets = [0.0, *space.skews(run.setup.policy)]
-        drawn = [(n, data.draw(st.sampled_from(offsets))) for n in range(len(run.slots))]
+        offsets = [0.0, *drawing.skews()]
+        drawn = [(n, data.draw(st.sampled_from(offsets))) for n in range(drawing.instances)]
         return [Skew(n, seconds) for n, seconds in drawn if seconds]
 
-    def draw(self, data: st.DataObject, run: Run, space: Space, enabled: list[int]) -> list[Action]:
+    def draw(self, data: st.DataObject, drawing: Drawing, enabled: list[int]) -> list[Action]:
         instance = data.draw(st.sampled_from(enabled))
-        return [Skew(instance, data.draw(st.sampled_from(space.skews(run.setup.policy))))]
+        return [Skew(instance, data.draw(st.sampled_from(drawing.skews())))]
 
     def gentler(self, actions: list[Action], take: Take) -> bool:
         """Each skew as small as still fails, to the millisecond: first as the schedule stands

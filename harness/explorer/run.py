@@ -309,7 +309,7 @@ def _close(instance: Instance) -> None:
 def scheduled() -> Iterator[None]:
     """What runs need around them: virtual clocks in the instances' threads, and every
     command a limiter sends caught at its connection."""
-    with patched(), wire.intercepted():
+    with patched(), wire.intercepted(*wire_asyncio.tables()):
         yield
 
 

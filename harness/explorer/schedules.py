@@ -103,9 +103,32 @@ def draw_swarm(data: st.DataObject, space: Space) -> Space:
     return Space(space.identities[:keys], allowed, space.max_actions, space.max_skew)
 
 
+@dataclass(frozen=True)
+class _Drawing:
+    """A schedule being drawn, as the faults see it (``faults.Drawing``)."""
+
+    run: Run
+    space: Space
+
+    @property
+    def instances(self) -> int:
+        return len(self.run.slots)
+
+    @property
+    def identities(self) -> tuple[str, ...]:
+        return self.space.identities
+
+    def advance(self, data: st.DataObject) -> Advance:
+        return self.space.draw_advance(data, self.run)
+
+    def skews(self) -> list[float]:
+        return self.space.skews(self.run.setup.policy)
+
+
 def draw_opening(data: st.DataObject, run: Run, space: Space) -> list[Action]:
     """What the schedule's faults do before its first action (clocks already apart)."""
-    return [action for name in space.nemeses for action in FAULTS[name].opening(data, run, space)]
+    drawing = _Drawing(run, space)
+    return [action for name in space.nemeses for action in FAULTS[name].opening(data, drawing)]
 
 
 def draw_actions(data: st.DataObject, run: Run, space: Space) -> list[Action]:
@@ -120,7 +143,7 @@ def draw_actions(data: st.DataObject, run: Run, space: Space) -> list[Action]:
     kinds = ["step", "through", *timed, *space.nemeses]
     kind = data.draw(st.sampled_from([k for k in kinds for _ in range(weights[k])]))
     if kind in FAULTS:
-        return FAULTS[kind].draw(data, run, space, enabled)
+        return FAULTS[kind].draw(data, _Drawing(run, space), enabled)
     if kind == "advance":
         return [space.draw_advance(data, run)]
     passing = [space.draw_advance(data, run)] if kind == "later" else []

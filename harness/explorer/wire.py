@@ -37,7 +37,7 @@ import contextvars
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -87,6 +87,7 @@ class Gate(Protocol):
 
 Unscheduled = Callable[[str, tuple[Any, ...], Any], None]  # thread name, command, reply
 Ended = Callable[[str, BaseException], None]  # thread name, what it raised
+Wrap = Callable[[Callable[..., Any]], Callable[..., Any]]  # a method's original -> its stand-in
 
 
 @dataclass
@@ -172,12 +173,10 @@ def gated(gate: Gate) -> Iterator[None]:
 
 
 @contextlib.contextmanager
-def intercepted() -> Iterator[None]:
-    """Route the commands of every redis-py and valkey-py connection through here."""
-    from harness.explorer import wire_asyncio
-
-    tables = [(cls, _METHODS) for cls in _classes()]
-    tables += [(cls, wire_asyncio.METHODS) for cls in wire_asyncio.classes()]
+def intercepted(*more: tuple[type, Mapping[str, Wrap]]) -> Iterator[None]:
+    """Route the commands of every redis-py and valkey-py connection through here; ``more``:
+    other connection classes, each with the wrappers of its methods (``wire_asyncio``'s)."""
+    tables = [*((cls, _METHODS) for cls in _classes()), *more]
     patches = [(cls, name, getattr(cls, name), w) for cls, t in tables for name, w in t.items()]
     _quiet.add(threading.get_ident())
     if not getattr(threading.excepthook, "ours", False):  # for good: see _thread_ended

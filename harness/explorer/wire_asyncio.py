@@ -130,3 +130,9 @@ METHODS = {
     "read_response": _read_response,
     "disconnect": _disconnect,
 }
+
+
+def tables() -> list[tuple[type, dict[str, Any]]]:
+    """The asyncio connection classes, each with the stand-ins of its methods, for
+    ``wire.intercepted``."""
+    return [(cls, METHODS) for cls in classes()]

@@ -227,7 +227,7 @@ def _init(environment: Environment, **_: Any) -> None:
     if environment.web_ui is not None:
         from harness.load.web import add_correctness_tab
 
-        add_correctness_tab(environment)
+        add_correctness_tab(environment, master_view)
 
 
 def _on_stop(environment: Environment, **_: Any) -> None:

@@ -4,7 +4,7 @@ Locust's React UI draws extra tabs from ``extended_tabs`` and ``extended_tables`
 UI's template arguments, and fills them from ``extended_stats`` in each ``/stats/requests``
 answer, which it polls every 2 s while a test runs; the keys must agree across the three.
 One row per rule: the live verdict of the app instances' journals (``RUN_DIR/live.json``,
-written by ``harness.load.live``) beside what the clients saw (``swarm.master_view``).
+written by ``harness.load.live``) beside what the clients saw (the view ``swarm`` hands it).
 """
 
 from __future__ import annotations
@@ -12,11 +12,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from flask import Response, request
 from locust.env import Environment
+
+from harness.load.client_view import ClientView
 
 TAB = "correctness"
 COLUMNS = (
@@ -37,14 +40,13 @@ COLUMNS = (
 )
 
 
-def correctness(run_dir: Path | None) -> dict[str, Any]:
-    """Every rule's row, and when the live verdict was last brought up to date."""
-    from harness.load.swarm import master_view
-
+def correctness(run_dir: Path | None, view: ClientView) -> dict[str, Any]:
+    """Every rule's row, and when the live verdict was last brought up to date; ``view`` is
+    what the clients saw."""
     live: dict[str, Any] = {"time": None, "rules": []}
     if run_dir is not None and (run_dir / "live.json").exists():
         live = json.loads((run_dir / "live.json").read_text())
-    seen = master_view().to_json()
+    seen = view.to_json()
     rows = []
     for row in live["rules"]:
         rule = row["rule"]
@@ -59,7 +61,8 @@ def correctness(run_dir: Path | None) -> dict[str, Any]:
     return {"judged_at": live["time"], "rules": rows}
 
 
-def add_correctness_tab(environment: Environment) -> None:
+def add_correctness_tab(environment: Environment, view: Callable[[], ClientView]) -> None:
+    """The tab, its JSON and its CSV, each read anew from the run directory and ``view()``."""
     web_ui = environment.web_ui
     if web_ui is None or web_ui.app is None:
         return
@@ -78,19 +81,19 @@ def add_correctness_tab(environment: Environment) -> None:
     def extend(response: Response) -> Response:
         if request.path == "/stats/requests" and response.is_json:
             body = response.get_json() | {
-                "extended_stats": [{"key": TAB, "data": correctness(run_dir())["rules"]}]
+                "extended_stats": [{"key": TAB, "data": correctness(run_dir(), view())["rules"]}]
             }
             response.set_data(json.dumps(body))
         return response
 
     def as_json() -> Response:
-        return Response(json.dumps(correctness(run_dir())), mimetype="application/json")
+        return Response(json.dumps(correctness(run_dir(), view())), mimetype="application/json")
 
     def as_csv() -> Response:
         out = io.StringIO()
         writer = csv.writer(out)
         writer.writerow([title for _, title in COLUMNS])
-        for row in correctness(run_dir())["rules"]:
+        for row in correctness(run_dir(), view())["rules"]:
             writer.writerow([row.get(key, "") for key, _ in COLUMNS])
         return Response(out.getvalue(), mimetype="text/csv")
 
