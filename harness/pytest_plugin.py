@@ -129,12 +129,11 @@ def _race(
 ) -> RaceResult:
     from harness.errors import LimiterError, Unscheduled
     from harness.explorer.campaign import FLAW_BUDGET, PROFILES, shows
-    from harness.explorer.explore import explore
     from harness.explorer.keyspace import claim
-    from harness.explorer.run import Setup
     from harness.explorer.schedules import space_for
+    from harness.explorer.spec import RaceSpec, any_violation
     from harness.explorer.trace import render
-    from harness.explorer.unseen import countable, said
+    from harness.explorer.unseen import said
     from limiters import Policy, resolve
 
     name, label = _named(limiter)
@@ -142,19 +141,12 @@ def _race(
     parsed = Policy.parse(policy)
     budget = PROFILES[profile] * (FLAW_BUDGET if flaw else 1)
     budget = budget if max_examples is None else max_examples
-    if not 1 <= budget <= 100_000 or not 1 <= instances <= 16:
-        raise ValueError("max_examples must be 1..100000 and instances 1..16, as race's flags")
     judged_by = Policy.parse(judge_by) if judge_by else None
-    flush = claim(server, flush=False)
-    counted = countable(server)
-    setup = Setup(name, parsed, instances, server.url, judged_by, flush, server.clock_file, counted)
-    found = explore(
-        setup,
-        wanted=shows(flaw) if flaw else (lambda verdict: not verdict.valid),
-        space=space_for(nemesis, max_skew),
-        max_examples=budget,
-        seed=seed,
-    )
+    space = space_for(nemesis, max_skew)
+    asked = RaceSpec(name, parsed, judged_by, space, instances, budget, seed)
+    setup = asked.on_server(server, flush=claim(server, flush=False))
+    found = asked.search(setup, shows(flaw) if flaw else any_violation)
+    counted = setup.count_unseen
     if found.errors and not found.decisions:
         raise LimiterError(f"{label} never returned a decision; the first: {found.first_error}")
     if found.unseen and not allow_unscheduled:

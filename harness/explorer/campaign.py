@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Any
 
 from harness.checkers import Verdict
-from harness.explorer.explore import Exploration, explore
-from harness.explorer.run import Setup
+from harness.explorer.explore import Exploration
+from harness.explorer.schedules import Space
+from harness.explorer.spec import RaceSpec, any_violation
 from harness.explorer.stress import stress
 from harness.explorer.trace import load, replay, save
 from limiters import CATALOGUE, Policy
@@ -130,17 +131,17 @@ def run_row(
 ) -> Row:
     row = Row(target.label, target.judged_by or target.policy, target.expected)
     judged_by = Policy.parse(target.judged_by) if target.judged_by else None
-    policy = Policy.parse(target.policy)
-    setup = Setup(
-        target.limiter, policy, instances, url, judged_by, flush, clock_file, count_unseen
-    )
     # a search for an expected flaw stops at its find: it may go on longer when the flaw is
     # hard to reach, at no cost when it is not; a correct limiter gets the plain budget
-    searches = [shows(kind) for kind in target.expected] or [_invalid]
     budget = max_examples * (FLAW_BUDGET if target.expected else 1)
+    asked = RaceSpec(
+        target.limiter, Policy.parse(target.policy), judged_by, Space(), instances, budget, seed
+    )
+    setup = asked.on(url, flush=flush, clock_file=clock_file, count_unseen=count_unseen)
+    searches = [shows(kind) for kind in target.expected] or [any_violation]
     started = time.perf_counter()
     for wanted in searches:
-        found = explore(setup, wanted=wanted, max_examples=budget, seed=seed, on_example=on_example)
+        found = asked.search(setup, wanted, on_example=on_example)
         row.examples += found.examples
         row.unconfirmed += found.unconfirmed_count
         row.void += found.void
@@ -187,6 +188,3 @@ def shows(kind: str) -> Callable[[Verdict], bool]:
 
     return wanted
 
-
-def _invalid(verdict: Verdict) -> bool:
-    return not verdict.valid

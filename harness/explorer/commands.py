@@ -14,11 +14,12 @@ from typing import Any
 from harness import listing
 from harness.errors import BadArgument, LimiterError, Unscheduled, writing
 from harness.explorer.campaign import PROFILES, Row, Target, race_policy, targets
-from harness.explorer.explore import CONFIRM, Exploration, explore_every_kind
+from harness.explorer.explore import CONFIRM, Exploration
 from harness.explorer.keyspace import claim
 from harness.explorer.parallel import RowJob, run_rows, servers_for
 from harness.explorer.run import Setup
 from harness.explorer.schedules import space_for
+from harness.explorer.spec import RaceSpec
 from harness.explorer.trace import load, render, save
 from harness.explorer.trace import replay as replay_saved
 from harness.explorer.unseen import countable, said
@@ -60,24 +61,10 @@ def race(args: argparse.Namespace) -> int:
     if spec is None:
         raise PolicyError("--policy is required for a plugged-in limiter")
     policy = Policy.parse(spec)
+    asked = RaceSpec(args.limiter, policy, None, space, args.instances, budget, args.seed)
     with provision_explorer(args.redis, args.redis_url) as server:
-        flush = claim(server, flush=args.flush)
-        setup = Setup(
-            args.limiter,
-            policy,
-            args.instances,
-            server.url,
-            flush=flush,
-            clock_file=server.clock_file,
-            count_unseen=countable(server),
-        )
-        searches = explore_every_kind(
-            setup,
-            space=space,
-            max_examples=budget,
-            seed=args.seed,
-            on_example=_progress(args.limiter),
-        )
+        setup = asked.on_server(server, flush=claim(server, flush=args.flush))
+        searches = asked.search_every_kind(setup, on_example=_progress(args.limiter))
     print(file=sys.stderr)
     first, finds = searches[0], [found for found in searches if found.found is not None]
     decisions, errors = sum(f.decisions for f in searches), sum(f.errors for f in searches)
