@@ -24,7 +24,7 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 WALL = "wall time of each benchmark"
-# each benchmark and its arguments: as measured for the README, and quick
+# each benchmark and its arguments: as measured for docs/performance.md, and quick
 BENCHES = {
     "decisions": ([], ["--count", "5000", "--rounds", "1"]),
     "check_speed": ([], ["--operations", "100000"]),

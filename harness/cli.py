@@ -78,7 +78,7 @@ def parser() -> argparse.ArgumentParser:
     probe.set_defaults(run=run_probe)
 
     judge = commands.add_parser("check", help="judge a recorded history against a policy")
-    judge.add_argument("history", help="JSON Lines history (see README, Histories)")
+    judge.add_argument("history", help="JSON Lines history (see docs/verdicts.md, Histories)")
     judge.add_argument(
         "--policy", required=True, help="policy spec, e.g. fixed-window:limit=5,window=2"
     )

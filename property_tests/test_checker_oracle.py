@@ -1,6 +1,6 @@
 """The verdict engine against an exact brute-force oracle, on small random histories.
 
-The oracle is the specification (README "What a verdict guarantees", each checker's
+The oracle is the specification (docs/verdicts.md, "What a verdict guarantees", each checker's
 docstring), written as plainly as it can be: it tries placements one by one.
 
 - Over-admission: a violation iff no placement of the admissions, each on an instant of its
@@ -67,7 +67,8 @@ GRID = 0.25
 LATER = math.inf  # any instant after the one a rejection is judged at: they all count alike
 
 PROMISES = [*KINDS, FIRST_ANCHORED]
-# where the checker may say "inconclusive" (README), it may miss an over-admission when it says so
+# where the checker may say "inconclusive" (docs/verdicts.md), it may miss an over-admission
+# when it says so
 MAY_BE_INCONCLUSIVE = {"sliding-window", "token-bucket", "gcra", "leaky-bucket", FIRST_ANCHORED}
 
 

@@ -98,7 +98,7 @@ def race(args: argparse.Namespace) -> int:
     elif not setup.count_unseen:
         print(
             "note: commands sent by clients the explorer cannot see are not counted on this "
-            "Redis (only on one the harness started as a process: see README)",
+            "Redis (only on one the harness started as a process: see docs/explorer.md)",
             file=sys.stderr,
         )
     if args.json_out:

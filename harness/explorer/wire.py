@@ -21,7 +21,7 @@ for asyncio the context each task copies when it is made, so a task a request sp
 Why the connection and not a proxy in front of Redis: a proxy sees bytes, not threads, so it
 could not tell a limiter's own background thread from the request it serves; here the sending
 thread is known. The cost is that only clients built on redis-py's or valkey-py's connection
-classes are seen; the README says so, and ``addresses`` lets a run count the commands that
+classes are seen; docs/explorer.md says so, and ``addresses`` lets a run count the commands that
 reached the server by any other client (see ``unseen``).
 
 What is one point: a command (Redis runs each atomically); a MULTI ... EXEC block, at its EXEC

@@ -2,7 +2,7 @@
 over-admits, a swarm started from the page, the tab read from the page's DOM.
 
 Needs Chromium (skipped without it, failed without it where HARNESS_REQUIRE_ALL_PATHS=1).
-HARNESS_SCREENSHOT=1 also saves the tab to docs/correctness-tab.png, the README's picture.
+HARNESS_SCREENSHOT=1 also saves the tab to docs/correctness-tab.png, the picture in docs/load.md.
 """
 
 from __future__ import annotations
