@@ -187,4 +187,3 @@ def shows(kind: str) -> Callable[[Verdict], bool]:
         return kind in verdict.kinds
 
     return wanted
-
