@@ -35,7 +35,7 @@ not reported.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from itertools import combinations
 
 import numpy as np
@@ -159,15 +159,11 @@ def _window_can_be_full(
             raise _OutOfBudget
         required = [i for i in remaining if not ops[i][2]]
         latest = min([last_instant, *(ops[i][1] for i in required)])
-        for starter in sorted(remaining, key=lambda i: ops[i][0]):
-            first, last = max(earliest, ops[starter][0]), min(ops[starter][1], latest)
-            if first > last + SLACK:
-                continue
-            # and where it first reaches the rejection
-            reaching = {ops[i][0] - reach for i in remaining} | {first_instant - reach}
-            for start in sorted({first, *(s for s in reaching if first < s <= last)}):
-                if full_or_later(remaining - {starter}, start):
-                    return True
+        # and where it first reaches the rejection
+        reaching = {ops[i][0] - reach for i in remaining} | {first_instant - reach}
+        for starter, start in _starts(ops, remaining, earliest, latest, reaching):
+            if full_or_later(remaining - {starter}, start):
+                return True
         failed.add((remaining, earliest))
         return False
 
@@ -284,14 +280,10 @@ def _windows_exist(ops: Sequence[Placed], rule: FirstWindows) -> bool | None:
         if budget[0] < 0:
             raise _OutOfBudget
         latest = min(ops[i][1] for i in required)  # no window starts after a deadline
-        for starter in sorted(remaining, key=lambda i: ops[i][0]):
-            first, last = max(earliest, ops[starter][0]), min(ops[starter][1], latest)
-            if first > last + SLACK:
-                continue
-            reaching = {ops[i][0] - reach for i in remaining} - {first}
-            for start in sorted({first, *(s for s in reaching if first < s <= last)}):
-                if fill(remaining - {starter}, start):
-                    return True
+        reaching = {ops[i][0] - reach for i in remaining}
+        for starter, start in _starts(ops, remaining, earliest, latest, reaching):
+            if fill(remaining - {starter}, start):
+                return True
         failed.add((remaining, earliest))
         return False
 
@@ -322,3 +314,21 @@ def _windows_exist(ops: Sequence[Placed], rule: FirstWindows) -> bool | None:
 
 class _OutOfBudget(Exception):
     pass
+
+
+def _starts(
+    ops: Sequence[Placed],
+    remaining: frozenset[int],
+    earliest: float,
+    latest: float,
+    reaching: set[float],
+) -> Iterator[tuple[int, float]]:
+    """Where the next window may start, for the searches above: each remaining operation as
+    its starter, at the earliest it can (the previous window's end, or its own invoke), or at
+    one of ``reaching`` (where the window first reaches an instant) within its interval."""
+    for starter in sorted(remaining, key=lambda i: ops[i][0]):
+        first, last = max(earliest, ops[starter][0]), min(ops[starter][1], latest)
+        if first > last + SLACK:
+            continue
+        for start in sorted({first, *(s for s in reaching if first < s <= last)}):
+            yield starter, start

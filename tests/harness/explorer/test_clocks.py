@@ -179,17 +179,7 @@ def test_everything_is_put_back_exactly() -> None:
         "datetime.datetime": datetime_module.datetime,
         "datetime.date": datetime_module.date,
     }
-    kept = {
-        "alias": clock,
-        "imported": time_ns,
-        "attribute": vars(Throttle)["timer"],
-        "static method": vars(Throttle)["unbound"],
-        "nested": vars(Meter.Nested)["timer"],
-        "defaults": stamped.__defaults__,
-        "keyword defaults": stamped_by_keyword.__kwdefaults__,
-        "method defaults": Meter.read.__defaults__,
-        "datetime here": datetime,
-    }
+    kept = _spots()
     with patched():
         assert time.time is not originals["time.time"]
         assert vars(Throttle)["timer"] is not kept["attribute"]
@@ -198,17 +188,7 @@ def test_everything_is_put_back_exactly() -> None:
     assert time.monotonic_ns is originals["time.monotonic_ns"]
     assert datetime_module.datetime is originals["datetime.datetime"]
     assert datetime_module.date is originals["datetime.date"]
-    now_kept = {
-        "alias": clock,
-        "imported": time_ns,
-        "attribute": vars(Throttle)["timer"],
-        "static method": vars(Throttle)["unbound"],
-        "nested": vars(Meter.Nested)["timer"],
-        "defaults": stamped.__defaults__,
-        "keyword defaults": stamped_by_keyword.__kwdefaults__,
-        "method defaults": Meter.read.__defaults__,
-        "datetime here": datetime,
-    }
+    now_kept = _spots()
     assert all(now_kept[name] is kept[name] for name in kept)
 
 
@@ -268,3 +248,18 @@ def test_a_module_imported_before_is_swapped_again_after_a_name_is_rebound(
     with patched():
         assert in_instance(library.clock) == VIRTUAL
     assert library.clock is time.perf_counter
+
+
+def _spots() -> dict[str, object]:
+    """What each spot that keeps a clock holds now."""
+    return {
+        "alias": clock,
+        "imported": time_ns,
+        "attribute": vars(Throttle)["timer"],
+        "static method": vars(Throttle)["unbound"],
+        "nested": vars(Meter.Nested)["timer"],
+        "defaults": stamped.__defaults__,
+        "keyword defaults": stamped_by_keyword.__kwdefaults__,
+        "method defaults": Meter.read.__defaults__,
+        "datetime here": datetime,
+    }
