@@ -24,6 +24,7 @@ from harness.history.jsonl import read_history
 from harness.history.snapshot import read_snapshot
 from harness.provision import Unavailable, provision
 from harness.provision.doctor import diagnose
+from harness.rundir import rejudge
 from limiters import CATALOGUE, Policy, PolicyError, UnknownLimiter, resolve
 from limiters.plugin import PluginError
 
@@ -77,11 +78,15 @@ def parser() -> argparse.ArgumentParser:
     add_redis_options(probe)
     probe.set_defaults(run=run_probe)
 
-    judge = commands.add_parser("check", help="judge a recorded history against a policy")
-    judge.add_argument("history", help="JSON Lines history (see docs/verdicts.md, Histories)")
-    judge.add_argument(
-        "--policy", required=True, help="policy spec, e.g. fixed-window:limit=5,window=2"
+    judge = commands.add_parser(
+        "check", help="judge a recorded history against a policy, or a run directory again"
     )
+    judge.add_argument(
+        "history",
+        help="JSON Lines history (see docs/verdicts.md, Histories), or a run directory: every "
+        "history it judged is judged again and held to the verdict it recorded",
+    )
+    judge.add_argument("--policy", help="policy spec, e.g. fixed-window:limit=5,window=2")
     judge.add_argument("--keys", help="JSON Lines snapshot of the keys left in Redis, with TTLs")
     judge.add_argument("--json", dest="json_out", help="also write the verdict as JSON here")
     judge.set_defaults(run=run_check)
@@ -305,6 +310,10 @@ def _probed(limiter: Any, args: argparse.Namespace, number: int) -> Any:
 
 
 def run_check(args: argparse.Namespace) -> int:
+    if Path(args.history).is_dir():
+        return _recheck(Path(args.history))
+    if not args.policy:
+        raise BadArgument("--policy is required to judge a history file")
     policy = Policy.parse(args.policy)
     history = read_history(args.history)
     ttls = read_snapshot(args.keys) if args.keys else None
@@ -314,6 +323,19 @@ def run_check(args: argparse.Namespace) -> int:
         with writing(args.json_out), open(args.json_out, "w", encoding="utf-8") as out:
             json.dump(found.to_json(), out, indent=1)
     return 0 if found.valid else 1
+
+
+def _recheck(directory: Path) -> int:
+    """``check RUN_DIR``: each history the run judged, judged again; exit 1 if any shows a
+    violation, and each said to match the verdict the run recorded, or not."""
+    found = rejudge(directory)
+    if not found:
+        print(f"{directory}: the run judged no history (a clean race keeps none)")
+    for again in found:
+        kinds = ", ".join(sorted(again.verdict.kinds)) or "no violation"
+        same = "as recorded" if again.same else "DIFFERS from the verdict the run recorded"
+        print(f"{again.name}: {again.verdict.policy}: {kinds} ({same})")
+    return 1 if any(not again.verdict.valid for again in found) else 0
 
 
 def load_command(name: str) -> Callable[[argparse.Namespace], int]:

@@ -58,7 +58,7 @@ class LoadRun:
         return logs or max(shown, default=0)
 
     def history(self, rule: str) -> list[Operation]:
-        path = self.directory / "history" / f"{rule}.jsonl"
+        path = self.directory / "history" / f"{rule}.history.jsonl"
         if not path.exists():
             return []
         lines = path.read_text().splitlines()

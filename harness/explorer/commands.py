@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import sys
-import time
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -25,9 +24,9 @@ from harness.explorer.trace import replay as replay_saved
 from harness.explorer.unseen import countable, said
 from harness.provision import provision_explorer
 from harness.report import write_report
+from harness.rundir import new_run_dir
 from limiters import CATALOGUE, Policy, PolicyError, resolve
 
-RUNS = Path("runs")
 FINDERS = {"sweep": "the one-preemption sweep", "search": "Hypothesis' search"}
 
 
@@ -78,7 +77,10 @@ def race(args: argparse.Namespace) -> int:
     unseen = sum(f.unseen for f in searches)
     first_unseen = next((f.first_unseen for f in searches if f.first_unseen), [])
     refused = unseen > 0 and not args.allow_unscheduled
-    flaws = [_report_flaw(args, setup, found, n) for n, found in enumerate(finds)]
+    where = Path(args.trace) if args.trace else None
+    if finds and where is None:  # a run directory of its own, the first flaw's trace in it
+        where = new_run_dir("race", args.limiter) / "trace.json"
+    flaws = [_report_flaw(where, setup, found, n) for n, found in enumerate(finds) if where]
     if refused and not finds:
         print(
             f"{args.limiter} with {policy}: not judged in {examples} schedules: "
@@ -162,14 +164,13 @@ def _headline(
             print(f"  {', '.join(flaw['kinds'])}: needs {', '.join(flaw['needs'])}")
 
 
-def _report_flaw(
-    args: argparse.Namespace, setup: Setup, found: Exploration, number: int
-) -> dict[str, Any]:
-    """Save one flaw's shortest trace and print it; its entry in the JSON summary."""
+def _report_flaw(where: Path, setup: Setup, found: Exploration, number: int) -> dict[str, Any]:
+    """Save one flaw's shortest trace (the first at ``where``) and print it; its entry in the
+    JSON summary."""
     assert found.found is not None
     assert found.verdict is not None
     kinds = sorted(found.kinds)
-    path = Path(args.trace) if args.trace else _default_path(args.limiter)
+    path = where
     if number:  # the second flaw on: beside the first, named by its kinds
         path = path.with_name(f"{path.stem}-{'-'.join(kinds)}{path.suffix}")
     with writing(path):
@@ -182,7 +183,7 @@ def _report_flaw(
     )
     needs = ", ".join(found.fault_labels)
     print(
-        f"{args.limiter} with {setup.policy}: {', '.join(kinds)}, found by "
+        f"{setup.limiter} with {setup.policy}: {', '.join(kinds)}, found by "
         f"{FINDERS[found.stage]} after {found.examples_to_find} schedules "
         f"({found.seconds_to_find:.2f} s); needs {needs}; {shrunk}:\n"
     )
@@ -237,11 +238,9 @@ def race_test(args: argparse.Namespace) -> int:
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
     if not 1 <= jobs <= 64:
         raise BadArgument("--jobs must be 1..64")
-    out_dir = RUNS / time.strftime("race-test-%Y%m%d-%H%M%S")
     with servers_for(jobs, args.redis, args.redis_url) as servers:
         flush = claim(servers[0], flush=args.flush)
-        with writing(out_dir):
-            out_dir.mkdir(parents=True, exist_ok=True)
+        out_dir = new_run_dir("race-test")
         own = countable(servers[0])
         job = RowJob(flush, budget, args.seed, out_dir, args.stress_seconds, own)
         rows = run_rows(list(targets()), job, servers, _row_done, _progress)
@@ -263,12 +262,6 @@ def _row_done(target: Target, row: Row) -> None:
     result = "ok" if row.matches else "MISMATCH"
     line = f"{target.label}: {result} ({row.examples} schedules, {row.seconds:.1f} s)"
     print(f"\r{line:<70}", file=sys.stderr)
-
-
-def _default_path(limiter: str) -> Path:
-    with writing(RUNS):
-        RUNS.mkdir(exist_ok=True)
-    return RUNS / f"race-{limiter.replace(':', '.')}-{time.strftime('%Y%m%d-%H%M%S')}.json"
 
 
 def race_rows(rows: Iterable[Row]) -> str:

@@ -10,12 +10,14 @@ from __future__ import annotations
 import json
 import os
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from harness.checkers import Verdict
 from harness.errors import HarnessError
 from harness.explorer.actions import Action, from_json, to_json
 from harness.explorer.run import RunResult, Setup, run_schedule
+from harness.rundir import keep_judged
 from limiters import Policy
 
 ATTEMPTS = 3
@@ -52,6 +54,11 @@ def save(path: str | os.PathLike[str], setup: Setup, result: RunResult, verdict:
     }
     with open(path, "w", encoding="utf-8") as out:
         json.dump(record, out, indent=1)
+    # and what was judged, beside it, so that ``check RUN_DIR`` can judge it again
+    history, ttls, where = result.history, result.ttls, Path(path)
+    keep_judged(
+        where.parent, where.stem, policy=setup.judge, history=history, ttls=ttls, verdict=verdict
+    )
 
 
 def load(path: str | os.PathLike[str]) -> SavedTrace:

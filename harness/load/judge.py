@@ -23,6 +23,7 @@ from harness.history.merge import merge_journals
 from harness.load.journals import first_error, journal_paths
 from harness.load.promises import broken_promises, read_promises
 from harness.load.rules import OUTBOUND, Rule, Rules
+from harness.rundir import keep_judged
 
 
 @dataclass
@@ -109,9 +110,17 @@ def judge(
         client = merge_journals(journal_paths(run_dir, "client", rule.name))
         if not server and not client:
             continue
-        write_history(history_dir / f"{rule.name}.jsonl", server)
         write_history(history_dir / f"{rule.name}.client.jsonl", client)
         policy = rule.judge_policy
+        server_verdict = check(server, policy, ttls.get(rule.name))
+        keep_judged(
+            run_dir,
+            f"history/{rule.name}",
+            policy=policy,
+            history=server,
+            ttls=ttls.get(rule.name, {}),
+            verdict=server_verdict,
+        )
         lies = dict(seen["lies"].get(rule.name, {}))
         examples = dict(seen["examples"].get(rule.name, {}))
         broken = broken_promises(read_promises(run_dir, rule.name), server, rule.parsed_policy)
@@ -121,7 +130,7 @@ def judge(
         verdicts.append(
             RuleVerdict(
                 rule,
-                check(server, policy, ttls.get(rule.name)),
+                server_verdict,
                 check(client, policy),
                 lies,
                 examples,

@@ -31,6 +31,7 @@ from urllib.parse import urlsplit
 
 import redis
 
+from harness import rundir
 from harness.errors import HarnessError
 from harness.leftovers import key_ttls
 from harness.load import ENV
@@ -89,13 +90,7 @@ def require_loopback(url: str, allow_remote: bool) -> None:
 
 
 def new_run_dir(command: str) -> Path:
-    run_dir = RUNS / time.strftime(f"{command}-%Y%m%d-%H%M%S")
-    suffix = 1
-    while run_dir.exists():
-        suffix += 1
-        run_dir = RUNS / time.strftime(f"{command}-%Y%m%d-%H%M%S-{suffix}")
-    run_dir.mkdir(parents=True)
-    return run_dir.resolve()
+    return rundir.new_run_dir(command, root=RUNS).resolve()
 
 
 def redis_for(how: str | None, url: str | None, cluster: bool) -> RedisServer:

@@ -79,7 +79,7 @@ def test_a_valid_run_is_valid(tmp_path: Path) -> None:
 def test_the_merged_histories_are_kept(tmp_path: Path) -> None:
     traffic(tmp_path, "login", [*logins("alice", 2), ("bob", REJECTED, 1.5)])
     judge(tmp_path, RULES, NO_TTLS, 1.0)
-    server = read_history(tmp_path / "history" / "login.jsonl")
+    server = read_history(tmp_path / "history" / "login.history.jsonl")
     client = read_history(tmp_path / "history" / "login.client.jsonl")
     assert [(op.key, op.outcome, op.invoke) for op in server] == [
         ("alice", ALLOWED, START + 1),
@@ -91,7 +91,9 @@ def test_the_merged_histories_are_kept(tmp_path: Path) -> None:
     assert len(client) == 3
     assert sorted(p.name for p in (tmp_path / "history").iterdir()) == [
         "login.client.jsonl",
-        "login.jsonl",
+        "login.history.jsonl",
+        "login.keys.jsonl",
+        "login.verdict.json",
     ]
 
 
@@ -173,7 +175,7 @@ def test_outbound_departures_a_rate_apart_are_valid(tmp_path: Path) -> None:
     assert outbound.server.metrics["outcomes"] == {"allowed": 3, "rejected": 1}
     assert outbound.valid, outbound.server.to_json()
     assert verdict.valid
-    history = read_history(tmp_path / "history" / f"{OUTBOUND}.jsonl")
+    history = read_history(tmp_path / "history" / f"{OUTBOUND}.history.jsonl")
     departed = [op.invoke - START for op in history if op.outcome is ALLOWED]
     assert departed == pytest.approx([0.0005, 0.2005, 0.4005], abs=1e-6)
 

@@ -57,7 +57,7 @@ def test_a_swarm_exposes_broken_limiters_and_clears_a_correct_one(
     saved = json.loads((run_dir / "verdict.json").read_text())
     assert saved["valid"] == verdict.valid
     assert (saved["setup"]["instances"], saved["setup"]["users"]) == (4, 30)
-    assert (run_dir / "history" / "api.jsonl").stat().st_size > 0
+    assert (run_dir / "history" / "api.history.jsonl").stat().st_size > 0
     assert api.latency_ms["count"] == sum(api.client_outcomes.values()) > 0
 
 
@@ -146,7 +146,7 @@ def test_a_killed_instance_leaves_its_requests_in_flight_unknown(
     verdict = judge(tmp_path, rules, {}, 1.0)
     (api,) = [r for r in verdict.rules if r.rule.name == "api"]
     assert api.server.metrics["outcomes"] == {"allowed": 1, "unknown": 1}
-    history = read_history(tmp_path / "history" / "api.jsonl")
+    history = read_history(tmp_path / "history" / "api.history.jsonl")
     (lost,) = [op for op in history if op.outcome == "unknown"]
     assert (lost.process, lost.complete) == ("app-0", None)
 
