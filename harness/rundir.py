@@ -32,8 +32,9 @@ class RunDirError(HarnessError):
     """A directory that is not a run directory, or one whose files cannot be read."""
 
 
-def new_run_dir(kind: str, name: str = "", root: Path = RUNS) -> Path:
-    """A new, empty run directory of its own."""
+def new_run_dir(kind: str, name: str = "", root: Path | None = None) -> Path:
+    """A new, empty run directory of its own, in ``root`` (``RUNS`` by default)."""
+    root = RUNS if root is None else root
     stem = "-".join(part for part in (kind, name.replace(":", "."), _now()) if part)
     with writing(root):
         root.mkdir(parents=True, exist_ok=True)

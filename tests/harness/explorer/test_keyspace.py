@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 import redis
 
+from harness import rundir
 from harness.cli import main
-from harness.explorer import commands
 from harness.explorer.actions import Crash, Through
 from harness.explorer.campaign import run_row, targets
 from harness.explorer.keyspace import NotEmpty, claim
@@ -68,7 +68,7 @@ def test_race_test_on_a_given_redis_that_is_not_empty_is_refused(
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(commands, "RUNS", tmp_path / "runs")
+    monkeypatch.setattr(rundir, "RUNS", tmp_path / "runs")
     _refused(["race-test", "--redis-url", redis_server.url], planted, capsys)
     assert not (tmp_path / "runs").exists()  # refused before it made anything
 
