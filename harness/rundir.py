@@ -2,9 +2,10 @@
 be judged again later (``python -m harness check RUN_DIR``) without running it again.
 
 A run directory is ``runs/KIND[-NAME]-YYYYmmdd-HHMMSS`` (``-2``, ``-3``... after it when that
-is taken: two runs never share one). Its ``manifest.json`` says what ran and lists what was
-judged: for each, a name, the policy it was judged by and three files beside it, the history
-(JSON Lines), the keys the run left with their TTLs (JSON Lines) and the verdict (JSON).
+is taken: two runs never share one); its ``manifest.json`` says what ran. Each history it judged
+is three files, ``STEM.history.jsonl``, ``STEM.keys.jsonl`` (the keys the run left, with their
+TTLs) and ``STEM.verdict.json`` (which names the policy): files of their own, so that the
+processes of one run (race-test's workers) never write one file together.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from limiters import Policy
 
 RUNS = Path("runs")
 MANIFEST = "manifest.json"
+HISTORY, KEYS, VERDICT = ".history.jsonl", ".keys.jsonl", ".verdict.json"
 
 
 class RunDirError(HarnessError):
@@ -44,7 +46,7 @@ def new_run_dir(kind: str, name: str = "", root: Path | None = None) -> Path:
                 candidate.mkdir()
             except FileExistsError:
                 continue
-            _write_json(candidate / MANIFEST, {"kind": kind, "name": name, "judged": []})
+            _write_json(candidate / MANIFEST, {"kind": kind, "name": name})
             return candidate
     raise AssertionError("unreachable")
 
@@ -59,23 +61,14 @@ def keep_judged(
     verdict: Verdict,
 ) -> None:
     """Keep one judged history in ``directory`` (``STEM.history.jsonl``, ``STEM.keys.jsonl``,
-    ``STEM.verdict.json``; ``stem`` may name a folder in it) and list it in the directory's
-    manifest, when it has one."""
-    files = {
-        "history": f"{stem}.history.jsonl",
-        "keys": f"{stem}.keys.jsonl",
-        "verdict": f"{stem}.verdict.json",
-    }
+    ``STEM.verdict.json``; ``stem`` may name a folder in it)."""
+    where = directory / stem
     with writing(directory):
-        (directory / stem).parent.mkdir(parents=True, exist_ok=True)
-        write_history(directory / files["history"], history)
-        write_snapshot(directory / files["keys"], dict(ttls))
-        _write_json(directory / files["verdict"], verdict.to_json())
-        manifest_path = directory / MANIFEST
-        if manifest_path.exists():
-            manifest = json.loads(manifest_path.read_text())
-            manifest["judged"].append({"name": stem, "policy": str(policy), **files})
-            _write_json(manifest_path, manifest)
+        where.parent.mkdir(parents=True, exist_ok=True)
+        write_history(where.with_name(where.name + HISTORY), history)
+        write_snapshot(where.with_name(where.name + KEYS), dict(ttls))
+        # last: a verdict file says its history and keys are whole (and holds its policy)
+        _write_json(where.with_name(where.name + VERDICT), verdict.to_json())
 
 
 @dataclass(frozen=True)
@@ -93,24 +86,20 @@ class Rejudged:
 
 def rejudge(directory: Path) -> list[Rejudged]:
     """Every history the run in ``directory`` judged, judged again from its files."""
-    manifest_path = directory / MANIFEST
-    try:
-        manifest = json.loads(manifest_path.read_text())
-        judged = list(manifest["judged"])
-    except FileNotFoundError:
-        raise RunDirError(f"{directory}: not a run directory (no {MANIFEST})") from None
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        raise RunDirError(f"{manifest_path}: unreadable ({error})") from None
+    if not (directory / MANIFEST).is_file():
+        raise RunDirError(f"{directory}: not a run directory (no {MANIFEST})")
     found = []
-    for entry in judged:
+    for verdict_path in sorted(directory.rglob(f"*{VERDICT}")):
+        name = verdict_path.relative_to(directory).as_posix().removesuffix(VERDICT)
+        where = directory / name
         try:
-            policy = Policy.parse(entry["policy"])
-            history = read_history(directory / entry["history"])
-            ttls = read_snapshot(directory / entry["keys"])
-            recorded = json.loads((directory / entry["verdict"]).read_text())
-        except (OSError, ValueError, KeyError) as error:
-            raise RunDirError(f"{directory}: {entry.get('name', '?')}: {error}") from None
-        found.append(Rejudged(str(entry["name"]), check(history, policy, ttls), recorded))
+            recorded = json.loads(verdict_path.read_text())
+            policy = Policy.parse(recorded["policy"])
+            history = read_history(where.with_name(where.name + HISTORY))
+            ttls = read_snapshot(where.with_name(where.name + KEYS))
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise RunDirError(f"{directory}: {name}: {error}") from None
+        found.append(Rejudged(name, check(history, policy, ttls), recorded))
     return found
 
 

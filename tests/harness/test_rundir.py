@@ -28,7 +28,7 @@ def test_two_runs_in_one_second_get_directories_of_their_own(tmp_path: Path) -> 
     assert first != second
     assert first.name.startswith("race-a.b-")
     assert second.name == f"{first.name}-2"
-    assert json.loads((first / MANIFEST).read_text())["judged"] == []
+    assert json.loads((first / MANIFEST).read_text()) == {"kind": "race", "name": "a:b"}
 
 
 def test_a_kept_history_is_judged_again_with_the_verdict_it_recorded(
