@@ -35,7 +35,7 @@ not reported.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from itertools import combinations
 
 import numpy as np
@@ -148,15 +148,11 @@ def _window_can_be_full(
     and holds its starter and all that may fall between its start and that instant."""
     first_instant, last_instant = rejection
     apart, reach = least_apart(rule.window), rule.horizon
-    budget = [SEARCH_BUDGET]
-    failed: set[tuple[frozenset[int], float]] = set()
+    tried = _Tried()
 
     def search(remaining: frozenset[int], earliest: float) -> bool:
-        if (remaining, earliest) in failed:
+        if tried.known(remaining, earliest):
             return False
-        budget[0] -= 1
-        if budget[0] < 0:
-            raise _OutOfBudget
         required = [i for i in remaining if not ops[i][2]]
         latest = min([last_instant, *(ops[i][1] for i in required)])
         # and where it first reaches the rejection
@@ -164,8 +160,7 @@ def _window_can_be_full(
         for starter, start in _starts(ops, remaining, earliest, latest, reaching):
             if full_or_later(remaining - {starter}, start):
                 return True
-        failed.add((remaining, earliest))
-        return False
+        return tried.fails(remaining, earliest)
 
     def full_or_later(rest: frozenset[int], start: float) -> bool:
         instant = min(last_instant, start + reach)
@@ -185,10 +180,7 @@ def _window_can_be_full(
                     return True
         return False
 
-    try:
-        return search(frozenset(range(len(ops))), float("-inf"))
-    except _OutOfBudget:
-        return None
+    return _searched(search, len(ops))
 
 
 def _judge_stretch(key: str, stretch: list[Operation], rule: FirstWindows, what: str) -> Findings:
@@ -267,25 +259,20 @@ def _windows_exist(ops: Sequence[Placed], rule: FirstWindows) -> bool | None:
     its starter's invoke, or where it first reaches the last of them to be invoked) leaves the
     next the most room, so those are the only starts tried."""
     apart, reach = least_apart(rule.window), rule.horizon
-    budget = [SEARCH_BUDGET]
-    failed: set[tuple[frozenset[int], float]] = set()
+    tried = _Tried()
 
     def search(remaining: frozenset[int], earliest: float) -> bool:
         required = [i for i in remaining if not ops[i][2]]
         if not required:
             return True
-        if (remaining, earliest) in failed:
+        if tried.known(remaining, earliest):
             return False
-        budget[0] -= 1
-        if budget[0] < 0:
-            raise _OutOfBudget
         latest = min(ops[i][1] for i in required)  # no window starts after a deadline
         reaching = {ops[i][0] - reach for i in remaining}
         for starter, start in _starts(ops, remaining, earliest, latest, reaching):
             if fill(remaining - {starter}, start):
                 return True
-        failed.add((remaining, earliest))
-        return False
+        return tried.fails(remaining, earliest)
 
     def fill(rest: frozenset[int], start: float) -> bool:
         following = start + apart
@@ -306,14 +293,43 @@ def _windows_exist(ops: Sequence[Placed], rule: FirstWindows) -> bool | None:
                     return True
         return False
 
-    try:
-        return search(frozenset(range(len(ops))), float("-inf"))
-    except _OutOfBudget:
-        return None
+    return _searched(search, len(ops))
 
 
 class _OutOfBudget(Exception):
     pass
+
+
+class _Tried:
+    """What a search over where windows start has tried: the states (those left, the earliest
+    start) that failed, and how many more states it may try (``SEARCH_BUDGET``)."""
+
+    def __init__(self) -> None:
+        self.failed: set[tuple[frozenset[int], float]] = set()
+        self.left = SEARCH_BUDGET
+
+    def known(self, remaining: frozenset[int], earliest: float) -> bool:
+        """Whether the state is known to fail; else trying it costs one of the budget
+        (``_OutOfBudget`` once none is left)."""
+        if (remaining, earliest) in self.failed:
+            return True
+        self.left -= 1
+        if self.left < 0:
+            raise _OutOfBudget
+        return False
+
+    def fails(self, remaining: frozenset[int], earliest: float) -> bool:
+        """The state failed: remembered; False, for the search to return."""
+        self.failed.add((remaining, earliest))
+        return False
+
+
+def _searched(search: Callable[[frozenset[int], float], bool], count: int) -> bool | None:
+    """``search`` from the start (every operation left, no window yet); None out of budget."""
+    try:
+        return search(frozenset(range(count)), float("-inf"))
+    except _OutOfBudget:
+        return None
 
 
 def _starts(
