@@ -18,7 +18,7 @@ from harness.explorer.keyspace import claim
 from harness.explorer.parallel import RowJob, run_rows, servers_for
 from harness.explorer.run import Setup
 from harness.explorer.schedules import space_for
-from harness.explorer.spec import RaceSpec
+from harness.explorer.spec import MOST_EXAMPLES, MOST_INSTANCES, RaceSpec
 from harness.explorer.trace import load, render, save
 from harness.explorer.trace import replay as replay_saved
 from harness.explorer.unseen import countable, said
@@ -44,15 +44,15 @@ def _progress(label: str) -> Callable[[Exploration], None]:
 
 def _budget(args: argparse.Namespace) -> int:
     budget = PROFILES[args.profile] if args.max_examples is None else args.max_examples
-    if not 1 <= budget <= 100_000:
-        raise BadArgument("--max-examples must be 1..100000")
+    if not 1 <= budget <= MOST_EXAMPLES:
+        raise BadArgument(f"--max-examples must be 1..{MOST_EXAMPLES}")
     return int(budget)
 
 
 def race(args: argparse.Namespace) -> int:
     budget = _budget(args)
-    if not 1 <= args.instances <= 16:
-        raise BadArgument("--instances must be 1..16")
+    if not 1 <= args.instances <= MOST_INSTANCES:
+        raise BadArgument(f"--instances must be 1..{MOST_INSTANCES}")
     space = space_for(args.nemesis, args.max_skew)
     resolve(args.limiter)  # a bad name or plug-in fails before any Redis starts
     entry = CATALOGUE.get(args.limiter)
@@ -77,10 +77,10 @@ def race(args: argparse.Namespace) -> int:
     unseen = sum(f.unseen for f in searches)
     first_unseen = next((f.first_unseen for f in searches if f.first_unseen), [])
     refused = unseen > 0 and not args.allow_unscheduled
-    where = Path(args.trace) if args.trace else None
-    if finds and where is None:  # a run directory of its own, the first flaw's trace in it
-        where = new_run_dir("race", args.limiter) / "trace.json"
-    flaws = [_report_flaw(where, setup, found, n) for n, found in enumerate(finds) if where]
+    flaws = []
+    if finds:  # the first flaw's trace at --trace, else in a run directory of its own
+        where = Path(args.trace) if args.trace else new_run_dir("race", args.limiter) / "trace.json"
+        flaws = [_report_flaw(where, setup, found, n) for n, found in enumerate(finds)]
     if refused and not finds:
         print(
             f"{args.limiter} with {policy}: not judged in {examples} schedules: "

@@ -16,7 +16,7 @@ from harness.explorer.unseen import countable
 from harness.provision import RedisServer
 from limiters import Policy
 
-MOST_INSTANCES, MOST_EXAMPLES = 16, 100_000
+MOST_INSTANCES, MOST_EXAMPLES = 16, 100000
 
 
 def any_violation(verdict: Verdict) -> bool:
@@ -69,7 +69,6 @@ class RaceSpec:
         setup: Setup,
         wanted: Callable[[Verdict], bool] = any_violation,
         *,
-        max_examples: int | None = None,
         on_example: Callable[[Exploration], None] = lambda _: None,
     ) -> Exploration:
         """One search for what ``wanted`` accepts (any violation, by default)."""
@@ -77,7 +76,7 @@ class RaceSpec:
             setup,
             wanted=wanted,
             space=self.space,
-            max_examples=max_examples or self.max_examples,
+            max_examples=self.max_examples,
             seed=self.seed,
             on_example=on_example,
         )
