@@ -26,3 +26,14 @@ def write_report(sources: list[Path], out: Path | None = None) -> list[Path]:
             return build(first, out)
     except ValueError as error:  # the builders' word for a run they cannot read
         raise BadArgument(str(error)) from None
+
+
+def shown_in_terminal(source: Path) -> str:
+    """The report of a run directory as the terminal shows it (``reports.terminal``)."""
+    from reports import read, report
+    from reports.terminal import render
+
+    try:
+        return render(report(read(source)))
+    except ValueError as error:
+        raise BadArgument(str(error)) from None

@@ -19,7 +19,7 @@ pytestmark = [pytest.mark.integration, pytest.mark.slow]  # make race-test races
 def _cases() -> list[object]:
     cases: list[object] = []
     for target in targets():
-        name = target.label.replace(" (boundary attack)", "-boundary-attack")
+        name = target.label.replace(" ", "-")
         flaws = target.expected or (None,)
         cases += [pytest.param(target, f, id=f"{name}-{f or 'clean'}") for f in flaws]
     return cases

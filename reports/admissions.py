@@ -20,10 +20,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from harness.history import Operation
 from reports.figures import save
 from reports.load import LoadRun, RuleResult
 from reports.policy import allowance
-from reports.verdicts import Operation
 
 
 def plot(run: LoadRun, rule: RuleResult, path: Path) -> Path | None:

@@ -7,14 +7,15 @@ import base64
 from html import escape
 from pathlib import Path
 
-from reports.tables import Report, Table
+from reports.tables import CAUGHT, CLEAN, MISMATCH, Report, Table
 
+_RESULTS = (CAUGHT, CLEAN, MISMATCH)
 _CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 2em auto; max-width: 1400px; color: #222; }
 table { border-collapse: collapse; margin: 1em 0; font-size: 13px; }
 th, td { border: 1px solid #ccc; padding: 3px 8px; text-align: left; }
 th { background: #f2f2f2; }
-td.match { background: #e6f4ea; } td.MISMATCH { background: #fce8e6; font-weight: bold; }
+td.caught, td.clean { background: #e6f4ea; } td.MISMATCH { background: #fce8e6; font-weight: bold; }
 pre { background: #f7f7f7; border: 1px solid #ddd; padding: .6em; overflow-x: auto;
       font-size: 12px; }
 img { max-width: 100%; border: 1px solid #eee; margin: .5em 0; }
@@ -32,6 +33,7 @@ def write(path: Path, report: Report, plots: list[Path]) -> Path:
         f"<h1>{escape(title)}</h1>",
         f"<p>{escape(report.headline)}</p>",
         _table(report.table),
+        *(f"<p>{escape(note)}</p>" for note in report.footer),
     ]
     shown = {f.image for f in findings if f.image}
     rest = [p for p in plots if p.name not in shown]
@@ -53,11 +55,14 @@ def write(path: Path, report: Report, plots: list[Path]) -> Path:
 
 def _table(table: Table) -> str:
     head = "".join(f"<th>{escape(h)}</th>" for h in table.headers)
-    rows = "".join(
-        "<tr>" + "".join(f'<td class="{escape(c)}">{escape(c)}</td>' for c in row) + "</tr>"
-        for row in table.rows
-    )
+    rows = "".join("<tr>" + "".join(_cell(c) for c in row) + "</tr>" for row in table.rows)
     return f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>"
+
+
+def _cell(text: str) -> str:
+    """A cell; a verdict's result (caught, clean, MISMATCH) coloured as such."""
+    marked = f' class="{text}"' if text in _RESULTS else ""
+    return f"<td{marked}>{escape(text)}</td>"
 
 
 def _image(path: Path) -> str:

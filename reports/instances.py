@@ -14,14 +14,13 @@ import matplotlib.pyplot as plt
 
 from reports.figures import save
 from reports.load import LoadRun
-from reports.verdicts import KINDS
 
 
 def plot(runs: list[LoadRun], path: Path) -> Path:
     points: dict[tuple[str, str], dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
         for rule in run.rules:
-            for kind in KINDS:
+            for kind in rule.kinds:
                 points[(f"{rule.name}: {rule.limiter}", kind)][run.instances].append(
                     rule.server.count(kind)
                 )

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from reports.verdicts import KINDS, Operation, Verdict, operation, verdict
+from harness.history import Operation, read_history
+from harness.history.verdict import Verdict
 
 
 @dataclass(frozen=True)
@@ -32,9 +33,10 @@ class RuleResult:
 
     @property
     def kinds(self) -> list[str]:
-        """The checks that apply to every rule, then any other kind a verdict names."""
+        """The kinds its verdicts judged, then any other kind one names."""
+        checked = self.server.checked + self.client.checked
         found = [v.kind for v in self.server.violations + self.client.violations]
-        return list(KINDS) + sorted(set(found) - set(KINDS))
+        return list(dict.fromkeys(checked + sorted(found)))
 
     @property
     def lies(self) -> int:
@@ -59,10 +61,7 @@ class LoadRun:
 
     def history(self, rule: str) -> list[Operation]:
         path = self.directory / "history" / f"{rule}.history.jsonl"
-        if not path.exists():
-            return []
-        lines = path.read_text().splitlines()
-        return [operation(json.loads(line)) for line in lines if line.strip()]
+        return read_history(path) if path.exists() else []
 
     def latency_hdr(self, rule: str) -> str | None:
         """The clients' HdrHistogram of a rule (microseconds), base64, as ``client.json``
@@ -78,14 +77,18 @@ def read_load(directory: Path) -> LoadRun:
     path = directory / "verdict.json"
     if not path.exists():
         raise ValueError(f"{directory}: no verdict.json (the run was stopped before judging?)")
-    data: dict[str, Any] = json.loads(path.read_text())
+    try:
+        data: dict[str, Any] = json.loads(path.read_text())
+        rules = [_rule(r) for r in data["rules"]]
+    except (KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"{path}: not a load verdict ({error!r})") from None
     return LoadRun(
         directory=directory,
         valid=bool(data.get("valid", True)),
         seconds=float(data.get("seconds", 0.0)),
         requests=int(data.get("requests", 0)),
         requests_per_second=float(data.get("requests_per_second", 0.0)),
-        rules=[_rule(r) for r in data.get("rules", [])],
+        rules=rules,
     )
 
 
@@ -97,8 +100,8 @@ def _rule(data: dict[str, Any]) -> RuleResult:
         policy=str(data.get("policy", "")),
         judged_by=str(data.get("judged_by") or data.get("policy", "")),
         valid=bool(data.get("valid", True)),
-        server=verdict(data.get("server", {})),
-        client=verdict(data.get("client", {})),
+        server=Verdict.from_json(data["server"]),
+        client=Verdict.from_json(data["client"]),
         client_outcomes={str(k): int(v) for k, v in data.get("client_outcomes", {}).items()},
         header_lies={str(k): int(v) for k, v in data.get("header_lies", {}).items()},
         header_lie_examples={

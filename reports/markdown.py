@@ -6,11 +6,13 @@ from pathlib import Path
 
 from reports.tables import Report, Table
 
-_MARK = {"match": "✅ match", "MISMATCH": "❌ MISMATCH"}
+_MARK = {"caught": "✅ caught", "clean": "✅ clean", "MISMATCH": "❌ MISMATCH"}
 
 
 def write(path: Path, report: Report) -> Path:
     lines = [f"## {report.title}", "", report.headline, "", *_table(report.table)]
+    for note in report.footer:
+        lines += ["", note]
     if report.findings:
         heading = report.findings_title or "Evidence: traces and witnesses"
         lines += ["", f"<details><summary>{heading}</summary>", ""]

@@ -3,7 +3,6 @@ trace a column in server order, labelled with the virtual time it happened at.""
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 import matplotlib
@@ -13,36 +12,35 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.patches import FancyBboxPatch, Patch
 
+from harness.history.races import CRASH, DECISION, NOBODY, REQUEST, SKEW, TIME, Step
 from reports.figures import save
-from reports.race import Step, Trace
+from reports.race import Race
 
-_JUMP = re.compile(r"clock jumps ([+-][0-9.]+) s \(now ([+-]?[0-9.]+) s off\)")
-_PASSES = re.compile(r"^time passes ([0-9.]+) s")
-_DECISION = re.compile(r"^check\((.*)\) -> (\w+)$")
 _COLOURS = {"allowed": "#8fd19e", "rejected": "#d9d9d9", "unknown": "#ffe08a"}
 
 
-def plot(trace: Trace, path: Path) -> Path:
+def plot(race: Race, path: Path) -> Path:
+    trace = race.saved
     steps = trace.steps
-    named = {s.process for s in steps if s.process != "-"}
+    named = {s.lane for s in steps if s.lane != NOBODY}
     instances = sorted(named | {f"app-{i}" for i in range(trace.instances)})
     lanes = {p: i + 1 for i, p in enumerate(reversed(instances))} | {"Redis": 0}
-    times = _global_times(steps)
-    start = min((t - _passed(s) for s, t in zip(steps, times, strict=True)), default=0.0)
-    guilty = _guilty(trace, steps, times)
+    start = min((s.at - (s.seconds if s.kind == TIME else 0.0) for s in steps), default=0.0)
+    guilty = guilty_steps(race)
+    numbers = range(1, len(steps) + 1)
 
     fig, ax = plt.subplots(figsize=(max(8.0, 1.05 * len(steps) + 2), 1.3 * len(lanes) + 1.9))
-    for step in steps:
-        _draw(ax, step, lanes, len(lanes), guilty=step.number in guilty)
+    for number, step in zip(numbers, steps, strict=True):
+        _draw(ax, number, step, lanes, len(lanes), guilty=number in guilty)
 
     ax.set_yticks(list(lanes.values()), list(lanes))
     ax.set_ylim(-0.7, len(lanes) - 0.3)
     ax.set_xticks(
-        [s.number for s in steps],
-        [f"{s.number}\n+{t - start:.2f}" for s, t in zip(steps, times, strict=True)],
+        list(numbers),
+        [f"{n}\n+{s.at - start:.2f}" for n, s in zip(numbers, steps, strict=True)],
         fontsize=7,
     )
-    ax.set_xlim(0.4, max((s.number for s in steps), default=1) + 0.6)
+    ax.set_xlim(0.4, len(steps) + 0.6)
     ax.set_xlabel("step in server order / virtual time since the start (s)")
     ax.set_ylabel("lane")
     ax.set_title(
@@ -68,29 +66,27 @@ def plot(trace: Trace, path: Path) -> Path:
     return save(fig, path)
 
 
-def _draw(ax: Axes, step: Step, lanes: dict[str, int], top: int, *, guilty: bool) -> None:
+def _draw(ax: Axes, x: int, step: Step, lanes: dict[str, int], top: int, *, guilty: bool) -> None:
     """One step: time passing spans every lane; a crash, a clock jump, a request starting and
     its decision sit on the instance's lane; a command on Redis' lane, linked to its sender."""
-    x = step.number
-    if step.process == "-":
+    if step.kind == TIME:
         ax.axvspan(x - 0.45, x + 0.45, color="#cfe2ff", alpha=0.6, zorder=0)
         ax.text(
             x,
             top - 0.45,
-            step.text.replace("time passes ", "+"),
+            f"+{step.seconds:g} s",
             ha="center",
             va="top",
             fontsize=7,
             color="#1f4e99",
         )
         return
-    lane = lanes[step.process]
-    decision = _DECISION.match(step.text)
-    if step.text == "crashes":
+    lane = lanes[step.lane]
+    if step.kind == CRASH:
         ax.plot(x, lane, marker="X", markersize=16, color="#c62828", zorder=3)
         ax.text(x, lane - 0.35, "crash", ha="center", va="top", fontsize=7, color="#c62828")
-    elif jump := _JUMP.search(step.text):
-        ahead = float(jump[1]) >= 0
+    elif step.kind == SKEW:
+        ahead = step.seconds >= 0
         ax.annotate(
             "",
             (x, lane + (0.3 if ahead else -0.3)),
@@ -100,27 +96,27 @@ def _draw(ax: Axes, step: Step, lanes: dict[str, int], top: int, *, guilty: bool
         ax.text(
             x,
             lane - 0.35,
-            f"clock jumps {jump[1]} s",
+            f"clock jumps {step.seconds:+g} s",
             ha="center",
             va="top",
             fontsize=7,
             color="#e67e00",
         )
-    elif decision:
+    elif step.kind == DECISION:
         _box(
             ax,
             x,
             lane,
-            f"{decision[1]}\n{decision[2]}",
-            colour=_COLOURS.get(decision[2], "white"),
+            f"{step.identity}\n{step.reply}",
+            colour=_COLOURS.get(step.reply, "white"),
             guilty=guilty,
         )
-    elif step.text.startswith("check("):
+    elif step.kind == REQUEST:
         _box(
             ax,
             x,
             lane,
-            step.text.replace("(", "\n("),
+            f"check\n({step.identity})",
             colour="white",
             guilty=False,
             dashed=True,
@@ -128,7 +124,7 @@ def _draw(ax: Axes, step: Step, lanes: dict[str, int], top: int, *, guilty: bool
     else:  # a command: its box on Redis' lane, a line from whoever sent it
         ax.plot([x, x], [lane, 0.28], color="#7a7a7a", lw=1.2, ls=":", zorder=1)
         colour = "#fde2e2" if guilty else "#fff4e6"
-        _box(ax, x, 0, _command(step.text), colour=colour, guilty=guilty)
+        _box(ax, x, 0, _command(step), colour=colour, guilty=guilty)
 
 
 def _box(
@@ -159,54 +155,35 @@ def _box(
     )
 
 
-def _command(text: str) -> str:
-    """``GET ratelimit:{user:1} -> nil`` as ``GET`` over ``-> nil``: the key is the same
-    identity's throughout, and the full line is in the trace beside the plot."""
-    command, _, reply = text.partition(" -> ")
-    name = command.split()[0] if command else "?"
-    reply = reply if len(reply) <= 12 else reply[:11] + "…"
+def _command(step: Step) -> str:
+    """``GET ratelimit:{user:1}`` answered ``nil`` as ``GET`` over ``-> nil``: the key is the
+    same identity's throughout, and the full line is in the trace beside the plot."""
+    name = step.what.split()[0] if step.what else "?"
+    reply = step.reply if len(step.reply) <= 12 else step.reply[:11] + "…"
     return f"{name}\n-> {reply}" if reply else name
 
 
-def _passed(step: Step) -> float:
-    """Seconds a "time passes" step moved every clock on by (its ``t`` is after it)."""
-    passes = _PASSES.match(step.text)
-    return float(passes[1]) if passes else 0.0
-
-
-def _global_times(steps: list[Step]) -> list[float]:
-    """Each line's ``t`` is its instance's clock: take its skew off, for the one virtual time."""
-    offsets: dict[str, float] = {}
-    times = []
-    for step in steps:
-        if jump := _JUMP.search(step.text):
-            offsets[step.process] = float(jump[2])
-        times.append(step.t - offsets.get(step.process, 0.0))
-    return times
-
-
-def _guilty(trace: Trace, steps: list[Step], times: list[float]) -> set[int]:
-    """The steps the violation names: decisions matching a witness' operations (process,
-    outcome, completion); for a key without a TTL, the last command on that key; else the
-    last decision of the trace."""
-    marked = set()
-    for violation in trace.verdict.violations:
+def guilty_steps(race: Race) -> set[int]:
+    """The steps (numbered from 1) the violation names: decisions matching a witness'
+    operations (process, outcome, completion); for a key without a TTL, the last command on
+    that key; else the last decision of the trace."""
+    steps, marked = race.saved.steps, set[int]()
+    numbered = list(enumerate(steps, 1))
+    decisions = [(n, s) for n, s in numbered if s.kind == DECISION]
+    for violation in race.saved.verdict.violations:
         for witness in violation.witnesses:
             for op in witness.operations:
-                for step, t in zip(steps, times, strict=True):
-                    d = _DECISION.match(step.text)
-                    if (
-                        d
-                        and step.process == op.process
-                        and d[2] == op.outcome
-                        and op.complete is not None
-                        and abs(t - op.complete) < 1e-3
-                    ):
-                        marked.add(step.number)
+                marked.update(
+                    n
+                    for n, s in decisions
+                    if s.lane == op.process
+                    and s.reply == op.outcome
+                    and op.complete is not None
+                    and abs(s.at - op.complete) < 1e-3
+                )
             if not witness.operations and witness.key:
-                touched = [s.number for s in steps if witness.key in s.text]
+                touched = [n for n, s in numbered if witness.key in s.keys]
                 marked.update(touched[-1:])
     if not marked:
-        decisions = [s.number for s in steps if _DECISION.match(s.text)]
-        marked.update(decisions[-1:])
+        marked.update(n for n, _ in decisions[-1:])
     return marked

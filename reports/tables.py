@@ -1,15 +1,22 @@
-"""What every format shows of a run, once: the verdict table, the headline, the findings.
+"""What every format shows of a run, once: one ``Report`` per run, which the terminal table,
+``summary.md``, ``report.html`` and ``junit.xml`` each render and never build themselves.
 
-The Markdown and HTML builders render these; they never read a run themselves.
+A report has a headline, a table, a footer, the test cases JUnit lists (for a race-test, one
+per limiter and flaw, as the table's rows), and the findings: each violation with its evidence.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from harness.history.races import RaceTestRow
 from reports.load import LoadRun, RuleResult
-from reports.race import RaceTest, Row, Trace
-from reports.verdicts import KINDS, witness_text
+from reports.race import Race, RaceTest
+from reports.verdicts import witness_text
+
+# the race-test table's columns: one row per limiter and flaw
+RACE_TEST_HEADERS = ["limiter", "flaw", "result", "needs", "schedules", "seconds", "steps"]
+CAUGHT, CLEAN, MISMATCH = "caught", "clean", "MISMATCH"
 
 
 @dataclass(frozen=True)
@@ -28,20 +35,45 @@ class Finding:
 
 
 @dataclass(frozen=True)
+class Case:
+    """One test case of ``junit.xml``: a limiter and flaw, a kind, a rule and check."""
+
+    suite: str
+    name: str
+    failure: str | None = None  # the message; None when it passed
+    text: str = ""  # the evidence: a trace or witnesses
+    seconds: float = 0.0
+
+
+@dataclass(frozen=True)
 class Report:
-    """What the page and the summary show: a title, a headline, the table, the findings."""
+    """What the terminal, the page, the summary and the JUnit file show of one run."""
 
     title: str
     headline: str
     table: Table
     findings: list[Finding]
     findings_title: str | None = None  # a heading for the findings other than violations'
+    cases: list[Case] = field(default_factory=list)
+    footer: list[str] = field(default_factory=list)  # notes under the table, a paragraph each
+
+
+def race_test_report(run: RaceTest) -> Report:
+    per_flaw = [(row, flaw) for row in run.rows for flaw in flaws_of(row)]
+    return Report(
+        f"Race test: {run.directory.name}",
+        race_test_headline(run),
+        Table(RACE_TEST_HEADERS, [_flaw_cells(row, flaw) for row, flaw in per_flaw]),
+        race_test_findings(run),
+        cases=[_flaw_case(run, row, flaw) for row, flaw in per_flaw],
+        footer=race_test_footer(run),
+    )
 
 
 def race_test_headline(run: RaceTest) -> str:
-    broken = [r for r in run.rows if r.expected]
+    broken = [r for r in run.rows if r.expected_flaws]
     caught = [r for r in broken if r.matches]
-    clean = [r for r in run.rows if not r.expected and r.matches]
+    clean = [r for r in run.rows if not r.expected_flaws and r.matches]
     seconds = sum(r.seconds for r in run.rows)
     verdict = (
         "every verdict matches the catalogue"
@@ -55,90 +87,153 @@ def race_test_headline(run: RaceTest) -> str:
     )
 
 
-def race_test_table(run: RaceTest) -> Table:
-    return Table(
-        [
-            "limiter",
-            "policy",
-            "expected flaws",
-            "flaws found",
-            "verdict",
-            "how",
-            "schedules",
-            "seconds",
-            "trace steps",
-            "stress test found",
-        ],
-        [
-            [
-                r.name,
-                r.policy,
-                ", ".join(r.expected) or "none",
-                ", ".join(r.found) or "none",
-                "match" if r.matches else "MISMATCH",
-                ", ".join(r.how) or "-",
-                str(r.examples),
-                f"{r.seconds:.2f}",
-                str(r.trace_steps) if r.trace_steps else "-",
-                ", ".join(r.stress_found) or "none",
-            ]
-            for r in run.rows
-        ],
-    )
+def flaws_of(row: RaceTestRow) -> list[str]:
+    """The flaws a row has a line for: those expected, then those found unexpected; ``clean``
+    for a limiter expected to have none."""
+    if not row.expected_flaws:
+        return [CLEAN]
+    return row.expected_flaws + [f for f in row.found_flaws if f not in row.expected_flaws]
 
 
-def mismatch(row: Row, flaw: str) -> str | None:
+def mismatch(row: RaceTestRow, flaw: str) -> str | None:
     """Why ``row`` does not match for ``flaw`` (``clean`` for a correct limiter), or None."""
-    if row.matches:
-        return None
-    if flaw == "clean":
-        return f"expected clean, found {', '.join(row.found)}" if row.found else None
-    if flaw in row.expected and flaw not in row.found:
+    if flaw == CLEAN and row.found_flaws:
+        return f"expected clean, found {', '.join(row.found_flaws)}"
+    if flaw != CLEAN and flaw not in row.found_flaws:
         return f"expected {flaw}, the search did not find it in {row.examples} schedules"
-    if flaw in row.found and flaw not in row.expected:
+    if flaw != CLEAN and flaw not in row.expected_flaws:
         return f"found {flaw}, which the catalogue does not expect"
-    if any(flaw in r for r in row.replays_that_failed):
+    search = row.search_for(flaw)
+    if search and search.trace in row.replays_that_failed:
         return f"the saved trace of {flaw} did not break the limiter again on replay"
+    if row.unseen:
+        return (
+            f"{row.unseen} commands reached Redis by clients the explorer cannot see: "
+            "the verdict does not stand"
+        )
     return None
+
+
+def _flaw_cells(row: RaceTestRow, flaw: str) -> list[str]:
+    search = row.search_for(flaw)
+    result = MISMATCH if mismatch(row, flaw) else CLEAN if flaw == CLEAN else CAUGHT
+    shown = "none" if flaw == CLEAN else flaw  # a correct limiter's flaws: none expected
+    if search is None:
+        return [row.name, shown, result, "-", str(row.examples), f"{row.seconds:.1f}", "-"]
+    return [
+        row.name,
+        shown,
+        result,
+        ", ".join(search.needs),
+        str(search.examples_to_find),
+        f"{search.seconds_with_shrinking:.1f}",
+        str(search.trace_steps),
+    ]
+
+
+def _flaw_case(run: RaceTest, row: RaceTestRow, flaw: str) -> Case:
+    search = row.search_for(flaw)
+    race = run.race_of(search) if search else None
+    seconds = search.seconds_with_shrinking if search else row.seconds
+    text = trace_text(race) if race else ""
+    return Case("race-test", f"{row.name}[{flaw}]", mismatch(row, flaw), text, seconds)
+
+
+def race_test_footer(run: RaceTest) -> list[str]:
+    notes = [
+        f"{r.name}: {r.limiter} built with {r.policy}, judged by {r.judged_by}."
+        for r in run.rows
+        if r.name != r.limiter or r.judged_by != r.policy
+    ]
+    policies = sorted({r.policy for r in run.rows if r.name == r.limiter})
+    notes.append(f"Policies, one per kind: {'; '.join(policies)}.")
+    stressed = [r for r in run.rows if r.stress_seconds]
+    if stressed:
+        found = [f"{r.name} ({', '.join(r.stress_found)})" for r in stressed if r.stress_found]
+        notes.append(
+            f"For contrast, naive stress ({stressed[0].stress_seconds:g} s of real threads on "
+            f"real time per limiter) found flaws in {len(found)} of {len(stressed)}: "
+            f"{', '.join(found) or 'none'}."
+        )
+    return notes
 
 
 def race_test_findings(run: RaceTest) -> list[Finding]:
     findings = []
     for row in run.rows:
         if not row.matches:
-            reasons = [m for f in row.expected + row.found + ["clean"] if (m := mismatch(row, f))]
-            findings.append(
-                Finding(f"{row.name}: MISMATCH", "\n".join(reasons) or "reported as no match")
-            )
-        findings.extend(
-            trace_finding(t, f"{row.name}: {', '.join(t.violations)}") for t in row.traces
-        )
+            reasons = [m for f in flaws_of(row) if (m := mismatch(row, f))]
+            findings.append(Finding(f"{row.name}: {MISMATCH}", "\n".join(reasons)))
+        for search in row.searches:
+            race = run.race_of(search)
+            if race:
+                findings.append(trace_finding(race, f"{row.name}: {', '.join(search.found)}"))
     return findings
 
 
-def trace_finding(trace: Trace, title: str | None = None) -> Finding:
-    return Finding(
-        title or f"{trace.limiter}: {', '.join(trace.violations) or 'no violation'}",
-        trace_text(trace),
-        image=race_image(trace),
+def race_report(race: Race) -> Report:
+    saved = race.saved
+    table = Table(
+        ["limiter", "policy", "judged by", "instances", "violations", "trace steps"],
+        [
+            [
+                saved.limiter,
+                saved.policy,
+                saved.judged_by,
+                str(saved.instances),
+                ", ".join(saved.violations) or "none",
+                str(len(saved.steps)),
+            ]
+        ],
+    )
+    text = trace_text(race)
+    suite = f"race {saved.limiter}"
+    checked = saved.verdict.checked or saved.violations
+    cases = [
+        Case(suite, f"{saved.limiter}[{kind}]", kind if kind in saved.violations else None, text)
+        for kind in checked
+    ]
+    return Report(
+        f"Race: {race.path.parent.name if race.path.name == 'trace.json' else race.path.stem}",
+        race_headline(race),
+        table,
+        [trace_finding(race)],
+        cases=cases,
     )
 
 
-def trace_text(trace: Trace) -> str:
-    witnesses = "\n".join(witness_text(v) for v in trace.verdict.violations)
-    return f"policy {trace.policy}, judged by {trace.judged_by}\n{trace.text}\n\n{witnesses}"
+def trace_finding(race: Race, title: str | None = None) -> Finding:
+    saved = race.saved
+    return Finding(
+        title or f"{saved.limiter}: {', '.join(saved.violations) or 'no violation'}",
+        trace_text(race),
+        image=race.image,
+    )
 
 
-def race_image(trace: Trace) -> str:
-    stem = trace.path.stem
-    return f"{stem}.png" if stem.startswith("race-") else f"race-{stem}.png"
+def trace_text(race: Race) -> str:
+    saved = race.saved
+    steps = "\n".join(step.show(n) for n, step in enumerate(saved.steps, 1))
+    witnesses = "\n".join(witness_text(v) for v in saved.verdict.violations)
+    return f"policy {saved.policy}, judged by {saved.judged_by}\n{steps}\n\n{witnesses}"
 
 
-def race_headline(trace: Trace) -> str:
-    found = ", ".join(trace.violations) or "no violation"
+def race_headline(race: Race) -> str:
+    saved = race.saved
+    found = ", ".join(saved.violations) or "no violation"
     return (
-        f"Race of {trace.limiter} ({trace.instances} instances, policy {trace.policy}, judged by "
-        f"{trace.judged_by}): {found} in a trace of {len(trace.steps)} steps."
+        f"Race of {saved.limiter} ({saved.instances} instances, policy {saved.policy}, judged by "
+        f"{saved.judged_by}): {found} in a trace of {len(saved.steps)} steps."
+    )
+
+
+def load_report(run: LoadRun) -> Report:
+    return Report(
+        f"Load: {run.directory.name}",
+        load_headline(run),
+        load_table(run),
+        load_findings(run),
+        cases=[case for rule in run.rules for case in _rule_cases(rule)],
     )
 
 
@@ -153,9 +248,10 @@ def load_headline(run: LoadRun) -> str:
 
 def load_table(run: LoadRun) -> Table:
     percentiles = ["p50", "p99", "p99.9", "max"]
+    kinds = list(dict.fromkeys(k for r in run.rules for k in r.server.checked))
     return Table(
         ["rule", "limiter", "policy", "judged by", "decisions", "admitted", "rejected", "errors"]
-        + list(KINDS[:3])
+        + kinds
         + ["header lies"]
         + [f"{p} ms" for p in percentiles],
         [
@@ -166,7 +262,7 @@ def load_table(run: LoadRun) -> Table:
                 r.judged_by,
                 str(r.server.operations),
                 *(str(_outcomes(r).get(k, 0)) for k in ("allowed", "rejected", "error")),
-                *(_kind_cell(r, k) for k in KINDS[:3]),
+                *(_kind_cell(r, k) for k in kinds),
                 str(r.lies),
                 *(f"{r.latency_ms[p]:.2f}" if p in r.latency_ms else "-" for p in percentiles),
             ]
@@ -190,6 +286,26 @@ def load_findings(run: LoadRun) -> list[Finding]:
         if r.first_error:
             findings.append(Finding(f"{r.name}: its limiter failed", r.first_error))
     return findings
+
+
+def _rule_cases(rule: RuleResult) -> list[Case]:
+    suite, cases = f"load {rule.name}", []
+    for kind in rule.kinds:
+        found = [
+            f"{side}: {witness_text(v)}"
+            for side, verdict in (("instances", rule.server), ("clients", rule.client))
+            for v in verdict.of_kind(kind)
+        ]
+        failure = f"{rule.count(kind)} {kind} ({rule.judged_by})" if found else None
+        cases.append(Case(suite, f"{rule.name}[{kind}]", failure, "\n".join(found)))
+    lies = "\n".join(
+        f"{kind} x{n}: {rule.header_lie_examples.get(kind, '')}"
+        for kind, n in rule.header_lies.items()
+        if n
+    )
+    failure = f"{rule.lies} header lies" if lies else None
+    cases.append(Case(suite, f"{rule.name}[header-lies]", failure, lies))
+    return cases
 
 
 def _outcomes(rule: RuleResult) -> dict[str, int]:

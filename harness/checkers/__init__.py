@@ -28,8 +28,8 @@ from harness.checkers.metrics import describe
 from harness.checkers.parts import Evidence, Part, each_key
 from harness.checkers.placement import Findings
 from harness.checkers.state import collisions, immortal_keys
-from harness.checkers.verdict import Verdict, Violation, Witness
 from harness.history import Operation
+from harness.history.verdict import Verdict, Violation, Witness
 from limiters.policy import FIRST_ANCHORED, Policy, PolicyError
 
 __all__ = ["PARTS", "Part", "Verdict", "Violation", "Witness", "check"]
@@ -63,7 +63,9 @@ def check(
     if all(part.policies is None for part in parts):
         raise PolicyError(f"no checker judges {policy.kind} policies")
     evidence = Evidence(history, ttls or {})
-    verdict = Verdict(str(policy), len(history), metrics=describe(evidence.columns))
+    checked = list(dict.fromkeys(part.kind for part in parts))
+    verdict = Verdict(str(policy), len(history), checked=checked)
+    verdict.metrics = describe(evidence.columns)
     for part in parts:
         found = part.find(evidence, policy)
         verdict.add(part.kind, found.violations)

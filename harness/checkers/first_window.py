@@ -46,8 +46,8 @@ from harness.checkers.edges import least_apart
 from harness.checkers.placement import SLACK, Findings, greedy, greedy_drops_none, hall_witnesses
 from harness.checkers.rules import FirstWindows
 from harness.checkers.timeline import Timeline, decided_by, end, window_params
-from harness.checkers.verdict import Witness
 from harness.history import Operation, Outcome
+from harness.history.verdict import Witness
 from limiters.policy import Policy
 
 EXACT_LIMIT = 12  # operations, admitted and unknown, in a stretch the search decides

@@ -28,8 +28,8 @@ from harness.checkers.edges import EDGE, windows_touched
 from harness.checkers.placement import Findings
 from harness.checkers.rejections import instants, wrongful
 from harness.checkers.timeline import Timeline, decided_by, end, window_params
-from harness.checkers.verdict import Witness
 from harness.history import Operation
+from harness.history.verdict import Witness
 from limiters.policy import Policy
 
 MAX_SHIFTS = 64  # shifts of the edges tried before giving a history the benefit of the doubt

@@ -27,8 +27,8 @@ from harness.checkers.counting import Counts, Instants
 from harness.checkers.placement import SLACK, Findings
 from harness.checkers.rejections import instants, wrongful
 from harness.checkers.timeline import Timeline, bucket_params, decided_by, end
-from harness.checkers.verdict import Witness
 from harness.history import Operation
+from harness.history.verdict import Witness
 from limiters.policy import Policy
 
 

@@ -15,8 +15,8 @@ from functools import cached_property
 from harness.checkers.columns import Columns
 from harness.checkers.placement import Findings
 from harness.checkers.timeline import Timeline, by_key
-from harness.checkers.verdict import Witness
 from harness.history import Operation
+from harness.history.verdict import Witness
 from limiters.policy import Policy
 
 

@@ -30,8 +30,8 @@ import numpy as np
 from harness.checkers.columns import Floats as Instants
 from harness.checkers.rules import Rule, RuleState, Tracker
 from harness.checkers.timeline import Timeline
-from harness.checkers.verdict import Witness
 from harness.history import Operation
+from harness.history.verdict import Witness
 
 SLACK = 1e-6  # seconds: float noise on epoch times; erring this way can only excuse
 EXACT_LIMIT = 40

@@ -11,8 +11,8 @@ import numpy.typing as npt
 
 from harness.checkers.counting import Instants
 from harness.checkers.timeline import Timeline, decided_by
-from harness.checkers.verdict import Witness
 from harness.history import Operation
+from harness.history.verdict import Witness
 
 
 def instants(line: Timeline) -> tuple[Instants, Instants]:

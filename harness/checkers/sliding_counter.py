@@ -22,8 +22,8 @@ from harness.checkers.columns import ALLOWED, REJECTED, Columns
 from harness.checkers.counting import Placeable
 from harness.checkers.rejections import instants, wrongful
 from harness.checkers.timeline import Timeline, decided_by, window_params
-from harness.checkers.verdict import Witness
 from harness.history import Operation
+from harness.history.verdict import Witness
 from limiters.policy import Policy
 
 over_admissions = fixed_window.over_admissions

@@ -12,8 +12,8 @@ from harness.checkers.placement import Findings, check_placement
 from harness.checkers.rejections import instants, wrongful
 from harness.checkers.rules import SlidingWindow
 from harness.checkers.timeline import Timeline, decided_by, window_params
-from harness.checkers.verdict import Witness
 from harness.history import Operation
+from harness.history.verdict import Witness
 from limiters.policy import Policy
 
 

@@ -12,8 +12,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from operator import attrgetter
 
-from harness.checkers.verdict import Witness
 from harness.history import Operation
+from harness.history.verdict import Witness
 
 
 def immortal_keys(ttls: Mapping[str, float]) -> list[Witness]:

@@ -13,8 +13,8 @@ from harness.checkers.placement import Findings, check_placement
 from harness.checkers.rejections import wrongful
 from harness.checkers.rules import TokenBucket
 from harness.checkers.timeline import Timeline, bucket_params, decided_by
-from harness.checkers.verdict import Witness
 from harness.history import Operation
+from harness.history.verdict import Witness
 from limiters.policy import Policy
 
 

@@ -6,13 +6,13 @@ import argparse
 import json
 import os
 import sys
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from harness import listing
 from harness.errors import BadArgument, LimiterError, Unscheduled, writing
-from harness.explorer.campaign import PROFILES, Row, Target, race_policy, targets
+from harness.explorer.campaign import PROFILES, Target, race_policy, targets
 from harness.explorer.explore import CONFIRM, Exploration
 from harness.explorer.keyspace import claim
 from harness.explorer.parallel import RowJob, run_rows, servers_for
@@ -22,8 +22,9 @@ from harness.explorer.spec import MOST_EXAMPLES, MOST_INSTANCES, RaceSpec
 from harness.explorer.trace import load, render, save
 from harness.explorer.trace import replay as replay_saved
 from harness.explorer.unseen import countable, said
+from harness.history.races import RaceTestRow, write_race_test
 from harness.provision import provision_explorer
-from harness.report import write_report
+from harness.report import shown_in_terminal, write_report
 from harness.rundir import new_run_dir
 from limiters import CATALOGUE, Policy, PolicyError, resolve
 
@@ -244,60 +245,20 @@ def race_test(args: argparse.Namespace) -> int:
         own = countable(servers[0])
         job = RowJob(flush, budget, args.seed, out_dir, args.stress_seconds, own)
         rows = run_rows(list(targets()), job, servers, _row_done, _progress)
-    print(race_rows(rows))
-    all_match = all(row.matches for row in rows)
-    verdict = "all verdicts match the catalogue" if all_match else "MISMATCHES"
-    print(f"\n{verdict}; traces in {out_dir}")
-    body = json.dumps({"all_match": all_match, "rows": [row.to_json() for row in rows]}, indent=1)
     with writing(out_dir):
-        (out_dir / "race-test.json").write_text(body)  # the run directory holds its table too
+        table = write_race_test(out_dir, rows)  # the run directory holds its table too
     if args.json_out:
         with writing(args.json_out):
-            Path(args.json_out).write_text(body)
-    print(f"report: {write_report([out_dir])[-1]}")
+            Path(args.json_out).write_text(table.read_text())
+    written = write_report([out_dir])
+    print(shown_in_terminal(out_dir))
+    all_match = all(row.matches for row in rows)
+    verdict = "all verdicts match the catalogue" if all_match else "MISMATCHES"
+    print(f"\n{verdict}; traces in {out_dir}\nreport: {written[-1]}")
     return 0 if all_match else 1
 
 
-def _row_done(target: Target, row: Row) -> None:
+def _row_done(target: Target, row: RaceTestRow) -> None:
     result = "ok" if row.matches else "MISMATCH"
     line = f"{target.label}: {result} ({row.examples} schedules, {row.seconds:.1f} s)"
     print(f"\r{line:<70}", file=sys.stderr)
-
-
-def race_rows(rows: Iterable[Row]) -> str:
-    """The race-test table."""
-
-    def flaws(names: Iterable[str]) -> str:
-        return ", ".join(sorted(names)) or "none"
-
-    return listing.table(
-        (
-            "limiter",
-            "expected flaws",
-            "flaws found",
-            "faults each flaw needs",
-            "examples",
-            "seconds",
-            "trace",
-            "ok",
-            "naive stress found",
-        ),
-        [
-            (
-                r.name,
-                flaws(r.expected_flaws),
-                flaws(r.found_flaws),
-                _per_flaw(r.faults),
-                str(r.examples),
-                f"{r.seconds:.1f}",
-                str(r.trace_steps or "-"),
-                "yes" if r.matches else "NO",
-                flaws(r.stress_found),
-            )
-            for r in rows
-        ],
-    )
-
-
-def _per_flaw(faults: dict[str, list[str]]) -> str:
-    return "; ".join(f"{kind}: {', '.join(needs)}" for kind, needs in sorted(faults.items())) or "-"

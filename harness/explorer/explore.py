@@ -89,9 +89,7 @@ class Exploration:
         """The faults needed, as a report shows them: "none", or each with how much of it."""
         shown = labels(sorted(self.faults))
         if "skew" in self.faults:
-            shown = [
-                f"{s} ({self.clocks_apart:g} s apart)" if s == "clock skew" else s for s in shown
-            ]
+            shown = [f"skew {self.clocks_apart:g} s" if s == "clock skew" else s for s in shown]
         return shown
 
     @property

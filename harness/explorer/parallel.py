@@ -16,8 +16,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.explorer.campaign import Row, Target, run_row
+from harness.explorer.campaign import Target, run_row
 from harness.explorer.explore import Exploration
+from harness.history.races import RaceTestRow
 from harness.provision import RedisServer, provision_explorer
 
 _worker: dict[str, tuple[str, str]] = {}  # "url": the Redis this worker process races on
@@ -39,9 +40,9 @@ def run_rows(
     targets: list[Target],
     job: RowJob,
     servers: list[RedisServer],
-    on_row: Callable[[Target, Row], None],
+    on_row: Callable[[Target, RaceTestRow], None],
     progress: Callable[[str], Callable[[Exploration], None]],
-) -> list[Row]:
+) -> list[RaceTestRow]:
     """Every target's row, in order, on as many worker processes as there are servers (one:
     in this process, with ``progress(label)`` told of every schedule)."""
     if len(servers) == 1:
@@ -79,7 +80,7 @@ def _take_server(urls: Any) -> None:
     _worker["place"] = urls.get()
 
 
-def _worker_row(target: Target, job: RowJob) -> Row:
+def _worker_row(target: Target, job: RowJob) -> RaceTestRow:
     return _row(target, job, _worker["place"], _quiet)
 
 
@@ -93,7 +94,7 @@ def _row(
     job: RowJob,
     place: tuple[str, str],
     on_example: Callable[[Exploration], None],
-) -> Row:
+) -> RaceTestRow:
     url, clock_file = place
     return run_row(
         target,

@@ -21,7 +21,19 @@ from harness.explorer.instance import Died, Event, Finished, Instance, Pending, 
 from harness.explorer.keys import Expiry, ServerExpiry, text, touched
 from harness.explorer.keyspace import Keyspace
 from harness.explorer.unseen import Count, Unseen
-from harness.history import Operation, Outcome
+from harness.history import Operation, Outcome, races
+from harness.history.races import (
+    COMMAND,
+    CRASH,
+    DECISION,
+    FAILED,
+    NEVER_SENT,
+    NOBODY,
+    REQUEST,
+    SKEW,
+    TIME,
+    UNSCHEDULED,
+)
 from harness.provision.virtual_time import ServerClock
 from limiters import Decision, Limiter, Policy, resolve
 from limiters.plugin import PluginLimiter
@@ -50,24 +62,10 @@ class Setup:
 
 
 @dataclass
-class Line:
-    """One numbered line of a trace."""
-
-    instance: str
-    what: str
-    reply: str
-    clock: float
-
-    def show(self, number: int) -> str:
-        reply = f" -> {self.reply}" if self.reply else ""
-        return f"{number:>3}. {self.instance:<6} t={self.clock:.3f}  {self.what}{reply}"
-
-
-@dataclass
 class RunResult:
     history: list[Operation]
     ttls: dict[str, float]
-    trace: list[Line]
+    trace: list[races.Step]
     actions: list[Action] = field(default_factory=list)
     # the checks that raised or answered what is not a decision, each "app-0 check(k): why"
     errors: list[str] = field(default_factory=list)
@@ -110,7 +108,7 @@ class Run:
         self.unscheduled = 0
         self.faults: set[str] = set()
         wire.unscheduled_to(self._unscheduled, self._thread_ended)
-        self.trace: list[Line] = []
+        self.trace: list[races.Step] = []
         self.history: list[Operation] = []
         self.actions: list[Action] = []
         self.errors: list[str] = []
@@ -136,20 +134,20 @@ class Run:
         """In an instance's thread, right after Redis answered one of its commands."""
         with ours(), wire.aside():
             self.expiry.after(touched(command), self.time.now, sent)
-            self.trace.append(
-                Line(instance.name, _show(command), _show_reply(reply), instance.clock())
-            )
+            keys = tuple(touched(command))
+            what, reply_text = _show(command), _show_reply(reply)
+            self._note(instance.name, COMMAND, instance.clock(), what, reply_text, keys=keys)
 
     def _thread_ended(self, thread: str, error: BaseException) -> None:
         """A thread the limiter started ended on an exception: noted, never the run's end."""
         what = "(unscheduled) thread ends"
-        self.trace.append(Line(_lane(thread), what, described(error), self.time.now))
+        self._note(_lane(thread), UNSCHEDULED, self.time.now, what, described(error))
 
     def _unscheduled(self, thread: str, command: tuple[Any, ...], reply: Any) -> None:
         """A command of a thread the limiter started: it ran when it came, not when chosen."""
         self.unscheduled += 1
-        what = f"(unscheduled) {_show(command)}"
-        self.trace.append(Line(_lane(thread), what, _show_reply(reply), self.time.now))
+        what, keys = f"(unscheduled) {_show(command)}", tuple(touched(command))
+        self._note(_lane(thread), UNSCHEDULED, self.time.now, what, _show_reply(reply), keys=keys)
 
     def enabled(self) -> Iterator[int]:
         """The instances that can take a step."""
@@ -182,7 +180,8 @@ class Run:
                 self.faults.add("stall")
             self.time.advance(action.seconds)
             self.expiry.advance(self.time.now)
-            self.trace.append(Line("-", f"time passes {action.seconds:g} s", "", self.time.now))
+            what = f"time passes {action.seconds:g} s"
+            self._note(NOBODY, TIME, self.time.now, what, seconds=action.seconds)
         else:
             STRIKES[type(action)].apply(self, action)
 
@@ -190,7 +189,7 @@ class Run:
         """The instance dies: the command it was about to send never reaches Redis."""
         slot = self.slots[instance]
         self.faults.add("crash")
-        self.trace.append(Line(slot.instance.name, "crashes", "", self.time.now))
+        self._note(slot.instance.name, CRASH, self.time.now, "crashes")
         if slot.busy:
             self._record(slot, slot.instance.crash())
         slot.dead = True
@@ -202,7 +201,8 @@ class Run:
         clock = self.slots[instance].instance.clock
         clock.skew += seconds
         line = f"clock jumps {seconds:+g} s (now {clock.skew:+g} s off)"
-        self.trace.append(Line(self.slots[instance].instance.name, line, "", clock()))
+        name = self.slots[instance].instance.name
+        self._note(name, SKEW, clock(), line, seconds=seconds, offset=clock.skew)
 
     def _step(self, step: Step) -> None:
         slot = self.slots[step.instance]
@@ -220,9 +220,8 @@ class Run:
                 [],
                 False,
             )
-            self.trace.append(
-                Line(slot.instance.name, f"check({step.identity})", "", slot.instance.clock())
-            )
+            what, clock = f"check({step.identity})", slot.instance.clock()
+            self._note(slot.instance.name, REQUEST, clock, what, identity=step.identity)
             event = slot.instance.start(step.identity)
         self._record(slot, event)
 
@@ -245,7 +244,8 @@ class Run:
             # it failed: known not to have counted if nothing of it reached Redis, else it may
             # have (a write, then the exception)
             failed = Outcome.UNKNOWN if slot.sent else Outcome.ERROR
-            line = Line(name, f"check({slot.identity}) failed", event.error, self.time.now)
+            what = f"check({slot.identity}) failed"
+            self._note(name, FAILED, self.time.now, what, event.error, identity=slot.identity)
             self.errors.append(f"{name} check({slot.identity}): {event.error}")
             self.history.append(
                 Operation(name, slot.identity, slot.invoked, self.time.now, failed, None, keys)
@@ -253,11 +253,17 @@ class Run:
         else:
             self.decisions += 1
             outcome = "allowed" if event.decision.allowed else "rejected"
-            line = Line(name, f"check({slot.identity})", outcome, slot.instance.clock())
+            what, clock = f"check({slot.identity})", slot.instance.clock()
+            self._note(name, DECISION, clock, what, outcome, identity=slot.identity)
             self.history.append(
                 decided(name, slot.identity, slot.invoked, self.time.now, event.decision, keys=keys)
             )
-        self.trace.append(line)
+
+    def _note(
+        self, lane: str, kind: str, clock: float, what: str, reply: str = "", **more: Any
+    ) -> None:
+        """One step of the trace, at the run's virtual time now."""
+        self.trace.append(races.Step(lane, kind, clock, self.time.now, what, reply, **more))
 
     def finish(self) -> RunResult:
         """End the run: instances still waiting to send never do (their requests stay
@@ -266,7 +272,7 @@ class Run:
             if slot.busy:
                 never = _show(slot.pending) if slot.pending else "its next command"
                 line = f"schedule ends: never sends {never}"
-                self.trace.append(Line(slot.instance.name, line, "", slot.instance.clock()))
+                self._note(slot.instance.name, NEVER_SENT, slot.instance.clock(), line)
                 if slot.sent:  # it has begun to change Redis and never comes back: a crash
                     self.faults.add("crash")
                 self._record(slot, slot.instance.crash())

@@ -1,22 +1,17 @@
-"""A failing schedule as a file: enough to read it, and to replay it against a fresh Redis.
-
-{"limiter": ..., "policy": ..., "instances": 2, "violations": ["over-admission"],
- "actions": [{"action": "step", "instance": 0, "identity": "user:1"}, ...],
- "trace": ["  1. app-0 ...", ...], "verdict": {...}}
-"""
+"""A failing schedule as a file (``harness.history.races.SavedRace``): enough to read it, and
+to replay it against a fresh Redis."""
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from harness.checkers import Verdict
 from harness.errors import HarnessError
 from harness.explorer.actions import Action, from_json, to_json
 from harness.explorer.run import RunResult, Setup, run_schedule
+from harness.history.races import SavedRace, shown
 from harness.rundir import keep_judged
 from limiters import Policy
 
@@ -38,22 +33,20 @@ class SavedTrace:
 
 
 def render(result: RunResult) -> list[str]:
-    return [line.show(number) for number, line in enumerate(result.trace, 1)]
+    return shown(result.trace)
 
 
 def save(path: str | os.PathLike[str], setup: Setup, result: RunResult, verdict: Verdict) -> None:
-    record: dict[str, Any] = {
-        "limiter": setup.limiter,
-        "policy": str(setup.policy),
-        "judged_by": str(setup.judge),
-        "instances": setup.instances,
-        "violations": sorted(verdict.kinds),
-        "actions": [to_json(action) for action in result.actions],
-        "trace": render(result),
-        "verdict": verdict.to_json(),
-    }
-    with open(path, "w", encoding="utf-8") as out:
-        json.dump(record, out, indent=1)
+    SavedRace(
+        limiter=setup.limiter,
+        policy=str(setup.policy),
+        judged_by=str(setup.judge),
+        instances=setup.instances,
+        violations=sorted(verdict.kinds),
+        actions=[to_json(action) for action in result.actions],
+        steps=result.trace,
+        verdict=verdict,
+    ).write(path)
     # and what was judged, beside it, so that ``check RUN_DIR`` can judge it again
     history, ttls, where = result.history, result.ttls, Path(path)
     keep_judged(
@@ -63,15 +56,14 @@ def save(path: str | os.PathLike[str], setup: Setup, result: RunResult, verdict:
 
 def load(path: str | os.PathLike[str]) -> SavedTrace:
     try:
-        with open(path, encoding="utf-8") as source:
-            record = json.load(source)
+        saved = SavedRace.read(path)
         return SavedTrace(
-            limiter=str(record["limiter"]),
-            policy=Policy.parse(record["policy"]),
-            judged_by=Policy.parse(record.get("judged_by", record["policy"])),
-            instances=int(record["instances"]),
-            violations=tuple(record["violations"]),
-            actions=tuple(from_json(action) for action in record["actions"]),
+            limiter=saved.limiter,
+            policy=Policy.parse(saved.policy),
+            judged_by=Policy.parse(saved.judged_by),
+            instances=saved.instances,
+            violations=tuple(saved.violations),
+            actions=tuple(from_json(action) for action in saved.actions),
         )
     except OSError as error:
         raise TraceError(f"{path}: {error.strerror or error}") from None

@@ -26,8 +26,8 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from harness.checkers.verdict import Witness
 from harness.history import Operation, Outcome
+from harness.history.verdict import Witness
 from limiters.policy import Policy
 
 JUDGED_KINDS = ("fixed-window", "sliding-window")

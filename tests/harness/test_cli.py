@@ -126,6 +126,16 @@ def test_probe_runs_a_plugged_in_limiter(tmp_path: Path) -> None:
     assert allowed_column(result.stdout) == ["yes", "yes", "no"]
 
 
+def _exit_code(process: subprocess.Popen[str], *, timeout: float) -> int:
+    """The child's exit code; if it has not exited in time, fail with where it is stuck."""
+    try:
+        return process.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        process.send_signal(signal.SIGABRT)
+        _, stderr = process.communicate(timeout=TIMEOUT)
+        pytest.fail(f"no exit {timeout:g} s after SIGTERM; where it was:\n{stderr[-6000:]}")
+
+
 def test_probe_removes_its_container_on_sigterm() -> None:
     """The CLI turns SIGTERM into an exit, so the server it started is stopped."""
     engine: Any = docker_or_skip()
@@ -133,7 +143,7 @@ def test_probe_removes_its_container_on_sigterm() -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "harness", "probe", *args],
         cwd=ROOT,
-        env=child_env(),
+        env=child_env(PYTHONFAULTHANDLER="1"),  # SIGABRT then prints where each thread is
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -143,7 +153,7 @@ def test_probe_removes_its_container_on_sigterm() -> None:
         container_id = started.rstrip(")\n").split()[-1]
         assert container_exists(engine, container_id), started
         process.send_signal(signal.SIGTERM)
-        assert process.wait(timeout=TIMEOUT) == 143
+        assert _exit_code(process, timeout=2 * TIMEOUT) == 143
         assert not container_exists(engine, container_id)
     finally:
         kill_quietly(process)

@@ -8,14 +8,20 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 @pytest.fixture
 def race_test_dir(tmp_path: Path) -> Path:
-    """A copy of a trimmed race-test run directory: three rows, four traces."""
-    return Path(shutil.copytree(FIXTURES / "race-test-20261201-032304", tmp_path / "race-test"))
+    """A copy of a trimmed race-test run directory: three rows, three traces."""
+    return Path(shutil.copytree(FIXTURES / "race-test-20261201-120839", tmp_path / "race-test"))
 
 
 @pytest.fixture
-def race_file(tmp_path: Path) -> Path:
-    name = "race-fixed-window-incr-expire-20261201-032304.json"
-    return Path(shutil.copy(FIXTURES / name, tmp_path / name))
+def race_dir(tmp_path: Path) -> Path:
+    """A copy of a race's run directory: a wrongful rejection after a clock jumped 1 ms."""
+    name = "race-token-bucket-client-clock-20261201-121004"
+    return Path(shutil.copytree(FIXTURES / name, tmp_path / name))
+
+
+@pytest.fixture
+def race_file(race_dir: Path) -> Path:
+    return race_dir / "trace.json"
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from reports import build, build_instances
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.parametrize("source", ["race_test_dir", "race_file", "load_dir"])
+@pytest.mark.parametrize("source", ["race_test_dir", "race_dir", "race_file", "load_dir"])
 def test_every_output_exists(source: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
     out = tmp_path / "out"
     written = build(request.getfixturevalue(source), out)
@@ -56,8 +56,8 @@ def test_html_shows_the_table_and_the_evidence(race_test_dir: Path, tmp_path: Pa
     build(race_test_dir, tmp_path)
     page = (tmp_path / "report.html").read_text()
     assert "<table>" in page
-    assert "fixed-window-lua (boundary attack)" in page
-    assert "SET ratelimit:{user:1} 1 PX 10000 -&gt; True" in page  # a trace line, escaped
+    assert "<td>boundary attack</td>" in page
+    assert "SET ratelimit:{user:1}:naive-get-set:limit=1,window=10 1 PX 10000 -&gt; OK" in page
 
 
 def test_instances_plot(load_dir: Path, tmp_path: Path) -> None:
@@ -74,5 +74,11 @@ def test_an_unfinished_load_run_is_refused_in_one_line(load_dir: Path, tmp_path:
 
 def test_a_directory_without_a_run_is_refused(tmp_path: Path) -> None:
     (tmp_path / "notes.json").write_text("{}")
-    with pytest.raises(ValueError, match=r"neither race-test\.json nor a saved race"):
+    with pytest.raises(ValueError, match=r"not a run directory \(no manifest\.json\)"):
         build(tmp_path, tmp_path / "out")
+
+
+def test_a_saved_race_of_another_shape_is_refused_in_one_line(race_file: Path) -> None:
+    race_file.write_text('{"limiter": "x", "trace": ["  1. app-0 t=0.000  check(a)"]}')
+    with pytest.raises(ValueError, match=r"trace\.json: not a saved race \(KeyError\('policy'\)\)"):
+        build(race_file, race_file.parent / "out")

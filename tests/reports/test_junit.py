@@ -3,12 +3,12 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from reports import junit, read
+from reports import junit, read, report
 
 
 def _junit(source: Path, out: Path) -> ET.Element:
     """Only the JUnit file (``build`` writes it too; the plots are tested elsewhere)."""
-    path = junit.write(out / "junit.xml", junit.suites(read(source)))
+    path = junit.write(out / "junit.xml", report(read(source)))
     return ET.parse(path).getroot()
 
 
@@ -39,7 +39,7 @@ def test_race_test_passes_when_every_verdict_matches(race_test_dir: Path, tmp_pa
         "naive-get-set[over-admission]",
         "naive-get-set[wrongful-rejection]",
         "fixed-window-lua[clean]",
-        "fixed-window-lua (boundary attack)[over-admission]",
+        "boundary attack[over-admission]",
     ]
     assert _failing(root) == []
 
@@ -49,7 +49,6 @@ def test_a_flaw_not_found_fails_its_case_with_the_reason(
 ) -> None:
     def lose_a_flaw(rows: list[dict[str, Any]]) -> None:
         rows[0]["found_flaws"] = ["over-admission"]
-        rows[0]["matches"] = False
 
     _edit_table(race_test_dir, lose_a_flaw)
     root = _junit(race_test_dir, tmp_path)
@@ -60,22 +59,34 @@ def test_a_flaw_not_found_fails_its_case_with_the_reason(
     assert "did not find it" in failure.get("message", "")
 
 
-def test_a_flipped_match_fails_every_case_of_its_row(race_test_dir: Path, tmp_path: Path) -> None:
-    def flip(rows: list[dict[str, Any]]) -> None:
-        rows[0]["matches"] = False
+def test_a_trace_that_did_not_replay_fails_its_case_with_the_trace(
+    race_test_dir: Path, tmp_path: Path
+) -> None:
+    def no_replay(rows: list[dict[str, Any]]) -> None:
+        rows[0]["replays_that_failed"] = ["naive-get-set-wrongful-rejection.json"]
 
-    _edit_table(race_test_dir, flip)
+    _edit_table(race_test_dir, no_replay)
     root = _junit(race_test_dir, tmp_path)
     _counts_agree(root)
-    assert _failing(root) == ["naive-get-set[over-admission]", "naive-get-set[wrongful-rejection]"]
-    text = next(root.iter("failure")).text or ""
-    assert "GET ratelimit:{user:1} -> nil" in text  # the trace is the failure's text
+    assert _failing(root) == ["naive-get-set[wrongful-rejection]"]
+    failure = next(root.iter("failure"))
+    assert "did not break the limiter again" in failure.get("message", "")
+    assert "GET ratelimit:{user:1}:naive-get-set:limit=1,window=10 -> 1" in (failure.text or "")
+
+
+def test_commands_unseen_fail_every_case_of_their_row(race_test_dir: Path, tmp_path: Path) -> None:
+    def unseen(rows: list[dict[str, Any]]) -> None:
+        rows[1]["unseen"] = 4
+
+    _edit_table(race_test_dir, unseen)
+    root = _junit(race_test_dir, tmp_path)
+    assert _failing(root) == ["fixed-window-lua[clean]"]
+    assert "4 commands reached Redis" in next(root.iter("failure")).get("message", "")
 
 
 def test_a_correct_limiter_caught_fails_clean(race_test_dir: Path, tmp_path: Path) -> None:
     def dirty(rows: list[dict[str, Any]]) -> None:
         rows[1]["found_flaws"] = ["over-admission"]
-        rows[1]["matches"] = False
 
     _edit_table(race_test_dir, dirty)
     root = _junit(race_test_dir, tmp_path)
@@ -85,8 +96,14 @@ def test_a_correct_limiter_caught_fails_clean(race_test_dir: Path, tmp_path: Pat
 def test_a_race_fails_for_the_kind_it_found(race_file: Path, tmp_path: Path) -> None:
     root = _junit(race_file, tmp_path)
     _counts_agree(root)
-    assert _failing(root) == ["fixed-window-incr-expire[wrongful-rejection]"]
-    assert "clock jumps" in (next(root.iter("failure")).text or "")
+    assert [c.get("name") for c in root.iter("testcase")] == [
+        "token-bucket-client-clock[over-admission]",
+        "token-bucket-client-clock[wrongful-rejection]",
+        "token-bucket-client-clock[immortal-key]",
+        "token-bucket-client-clock[collision]",
+    ]
+    assert _failing(root) == ["token-bucket-client-clock[wrongful-rejection]"]
+    assert "clock jumps +0.001 s" in (next(root.iter("failure")).text or "")
 
 
 def test_load_fails_for_each_violation_found(load_dir: Path, tmp_path: Path) -> None:
@@ -117,7 +134,6 @@ def test_load_with_a_planted_violation_and_lie(load_dir: Path, tmp_path: Path) -
                     "key": "ratelimit:{attacker-1}:1796096290",
                     "span": [0.0, 0.0],
                     "detail": "planted: it never expires",
-                    "processes": [],
                     "operations": [],
                 }
             ],

@@ -1,26 +1,34 @@
 from pathlib import Path
 
-from reports import read_load, read_trace
+import pytest
+
+from harness.history.races import DECISION, SKEW
+from reports import read_load, read_race
 from reports.admissions import _counted
 from reports.policy import Allowance, allowance
-from reports.swimlane import _global_times, _guilty
+from reports.swimlane import guilty_steps
 
-RACE_TEST = Path(__file__).parent / "fixtures" / "race-test-20261201-032304"
+RACE_TEST = Path(__file__).parent / "fixtures" / "race-test-20261201-120839"
 
 
 def test_the_violating_decisions_are_the_witness_operations() -> None:
-    trace = read_trace(RACE_TEST / "naive-get-set-over-admission.json")
-    steps = trace.steps
-    assert _guilty(trace, steps, _global_times(steps)) == {6, 8}  # both "-> allowed"
+    race = read_race(RACE_TEST / "naive-get-set-over-admission.json")
+    assert guilty_steps(race) == {6, 8}  # both "-> allowed"
+    assert [race.saved.steps[n - 1].reply for n in (6, 8)] == ["allowed", "allowed"]
 
 
-def test_decisions_are_placed_on_the_one_virtual_clock(race_file: Path) -> None:
-    trace = read_trace(race_file)  # app-1's clock jumps -10 s, then 10 s pass
-    steps = trace.steps
-    times = _global_times(steps)
-    assert steps[-1].t == 1800000000.0
-    assert times[-1] == 1800000010.0
-    assert _guilty(trace, steps, times) == {9}  # the rejection at 10 s, as the witness says
+def test_a_step_keeps_its_instance_clock_and_the_one_virtual_time(race_file: Path) -> None:
+    steps = read_race(race_file).saved.steps  # app-1's clock jumps +1 ms, then 10 s pass
+    assert steps[0].kind == SKEW
+    assert steps[0].seconds == steps[0].offset == 0.001
+    assert steps[0].clock - steps[0].at == pytest.approx(0.001, abs=1e-6)
+    decisions = [s for s in steps if s.kind == DECISION]
+    assert [(s.lane, s.reply) for s in decisions] == [("app-1", "allowed"), ("app-0", "rejected")]
+    assert decisions[1].at - decisions[0].at == pytest.approx(10.0)
+
+
+def test_the_rejection_the_witness_names_is_the_guilty_step(race_file: Path) -> None:
+    assert guilty_steps(read_race(race_file)) == {8}  # app-0's rejection, 10 s after
 
 
 def test_allowances() -> None:

@@ -19,6 +19,7 @@ def study_dir(tmp_path: Path) -> Path:
     run = tmp_path / "study-20261201-050826"
     run.mkdir()
     shutil.copy(STUDY, run / "study.json")
+    (run / "manifest.json").write_text(json.dumps({"kind": "study", "name": ""}))
     return run
 
 

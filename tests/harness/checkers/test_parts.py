@@ -7,7 +7,7 @@ import pytest
 from harness.checkers import PARTS, Part, check
 from harness.checkers.parts import Evidence
 from harness.checkers.placement import Findings
-from harness.checkers.verdict import Witness
+from harness.history.verdict import Witness
 from limiters.policy import KINDS, Policy
 from tests.harness.checkers.factory import points
 

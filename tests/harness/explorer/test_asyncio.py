@@ -44,7 +44,7 @@ def _run(server: RedisServer, plugin: str, actions: list[Action]) -> RunResult:
 
 
 def _said(result: RunResult) -> list[str]:
-    return [f"{line.instance} {line.what} -> {line.reply}" for line in result.trace]
+    return [f"{line.lane} {line.what} -> {line.reply}" for line in result.trace]
 
 
 def test_an_asyncio_get_then_set_is_caught_over_admitting_with_its_commands_in_the_trace(

@@ -36,7 +36,7 @@ def _run(server: RedisServer, plugin: str, actions: Iterable[Action]) -> RunResu
 
 
 def _said(result: RunResult) -> list[str]:
-    return [f"{line.instance} {line.what} -> {line.reply}" for line in result.trace]
+    return [f"{line.lane} {line.what} -> {line.reply}" for line in result.trace]
 
 
 def test_the_server_keeps_the_explorers_time(virtual_server: RedisServer) -> None:

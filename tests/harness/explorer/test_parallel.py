@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.explorer.campaign import Row, Target, targets
+from harness.explorer.campaign import Target, targets
 from harness.explorer.parallel import RowJob, run_rows, servers_for
+from harness.history.races import RaceTestRow
 
 pytestmark = pytest.mark.integration
 
@@ -16,7 +17,7 @@ def test_rows_come_back_in_order_from_two_workers_each_on_its_own_redis(tmp_path
     chosen = [t for t in targets() if t.label in ("naive-get-set", "fixed-window-lua")]
     done: list[str] = []
 
-    def on_row(target: Target, row: Row) -> None:
+    def on_row(target: Target, row: RaceTestRow) -> None:
         done.append(target.label)
 
     job = RowJob(True, 30, 1, tmp_path, 0.0, count_unseen=True)
@@ -25,14 +26,15 @@ def test_rows_come_back_in_order_from_two_workers_each_on_its_own_redis(tmp_path
         rows = run_rows(chosen, job, servers, on_row, lambda label: lambda found: None)
     assert [row.name for row in rows] == done == [t.label for t in chosen]
     assert [row.matches for row in rows] == [True, True]
-    assert rows[0].found_flaws == {"over-admission", "wrongful-rejection"}
+    assert rows[0].found_flaws == ["over-admission", "wrongful-rejection"]
     assert [row.unseen for row in rows] == [0, 0]  # counted in each worker: none
 
 
 def test_a_row_whose_limiter_sent_commands_unseen_does_not_match() -> None:
-    row = Row("mine", "fixed-window:limit=1,window=10", (), unseen=3)
+    policy = "fixed-window:limit=1,window=10"
+    row = RaceTestRow("mine", "mine", policy, policy, [], unseen=3)
     assert not row.matches
-    assert row.to_json()["unscheduled"] == 3
+    assert RaceTestRow.from_json(row.to_json()) == row
 
 
 def test_a_given_redis_is_one_server_whatever_the_jobs() -> None:

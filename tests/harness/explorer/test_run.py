@@ -15,7 +15,7 @@ GET_GET_SET_SET = steps(0, 0, 1, 1, 0, 1)
 
 def test_the_get_set_race_is_exactly_the_interleaving_chosen(redis_server: RedisServer) -> None:
     result, verdict = run(redis_server.url, "naive-get-set", FIXED, GET_GET_SET_SET)
-    commands = [line.what.split()[0] for line in result.trace if line.instance != "-"]
+    commands = [line.what.split()[0] for line in result.trace if line.lane != "-"]
     assert commands == [
         "check(user:1)",
         "GET",
@@ -141,7 +141,7 @@ def test_a_limiter_that_retries_is_not_accused_when_the_schedule_starves_it(
     actions: list[Action] = [*steps(0, 0, 0), Through(1, "user:1"), *steps(0)]
     watching = "tests.limiters.sample_plugin:watch_retry"
     result, verdict = run(redis_server.url, watching, FIXED, actions)
-    sent = [line.what.split()[0] for line in result.trace if line.instance == "app-0"]
+    sent = [line.what.split()[0] for line in result.trace if line.lane == "app-0"]
     assert sent == ["check(user:1)", "WATCH", "GET", "MULTI", "schedule"]
     assert [op.outcome for op in result.history] == [Outcome.ALLOWED, Outcome.UNKNOWN]
     assert verdict.valid

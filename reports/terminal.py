@@ -1,0 +1,52 @@
+"""A report as the terminal shows it: the headline, the table in at most ``WIDTH`` columns, the
+footer. The widest columns wrap inside their cells when the table would be wider."""
+
+from __future__ import annotations
+
+import textwrap
+from collections.abc import Sequence
+
+from reports.tables import Report
+
+WIDTH = 100
+GAP = "  "  # between columns
+
+
+def render(report: Report, width: int = WIDTH) -> str:
+    paragraphs = [report.headline, table(report.table.headers, report.table.rows, width)]
+    paragraphs += [textwrap.fill(note, width) for note in report.footer]
+    return "\n\n".join(paragraphs)
+
+
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int = WIDTH) -> str:
+    """Left-aligned columns under a rule; a column narrowed to fit wraps its cells onto lines
+    of their own, at spaces where it can."""
+    widths = _widths(headers, rows, width)
+    lines = [_line(headers, widths), _line(["-" * w for w in widths], widths)]
+    for row in rows:
+        lines += _wrapped(row, widths)
+    return "\n".join(lines)
+
+
+def _widths(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int) -> list[int]:
+    widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows, strict=True)]
+    floor = [min(w, max(len(h), 8)) for w, h in zip(widths, headers, strict=True)]
+    while sum(widths) + len(GAP) * (len(widths) - 1) > width:
+        widest = max(range(len(widths)), key=lambda i: widths[i] - floor[i])
+        if widths[widest] <= floor[widest]:
+            break  # as narrow as it reads: wider than asked, then
+        widths[widest] -= 1
+    return widths
+
+
+def _wrapped(row: Sequence[str], widths: list[int]) -> list[str]:
+    cells = [
+        textwrap.wrap(str(c), w, break_on_hyphens=False) or [""]
+        for c, w in zip(row, widths, strict=True)
+    ]
+    height = max(map(len, cells))
+    return [_line([c[n] if n < len(c) else "" for c in cells], widths) for n in range(height)]
+
+
+def _line(cells: Sequence[str], widths: list[int]) -> str:
+    return GAP.join(c.ljust(w) for c, w in zip(cells, widths, strict=True)).rstrip()
