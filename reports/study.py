@@ -1,6 +1,7 @@
 """The study's report (``python -m harness study``): the chapter's Part 10 table with the
 numbers measured beside each claim, the details behind them, and ``memory.png`` (bytes per
-identity against requests per window, log-log). Reads ``study.json`` alone."""
+identity against requests per window, log-log). Reads ``study.json``, and the verdicts of the
+histories the study judged (``history/MEASUREMENT/LIMITER.verdict.json``)."""
 
 from __future__ import annotations
 
@@ -16,9 +17,11 @@ import matplotlib.pyplot as plt
 from reports import html, markdown
 from reports.figures import save
 from reports.tables import Finding, Report, Table
+from reports.verdicts import Verdict, verdict
 
 CHAPTER_BYTES_PER_ENTRY = (20, 40)  # Part 3: "Each entry = 20-40 bytes -> ~40MB"
 CLOUDFLARE = "0.003 % of 400 million requests from 270,000 sources"
+JUDGED, VERDICT = "history", ".verdict.json"
 
 
 def read(directory: Path) -> dict[str, Any]:
@@ -38,7 +41,7 @@ def build(directory: Path, out: Path) -> list[Path]:
         f"The chapter's table, measured: {directory.name}",
         headline(study),
         table(study),
-        findings(study),
+        findings(study) + judged_findings(judged(directory)),
         findings_title="How each number was measured",
     )
     plot = memory_plot(study, out / "memory.png")
@@ -110,6 +113,46 @@ def findings(study: dict[str, Any]) -> list[Finding]:
         Finding("Cost per decision (INFO commandstats)", _cost_text(study)),
         Finding("The chapter's footnote", study["footnote"]),
     ]
+
+
+def judged(directory: Path) -> dict[str, Verdict]:
+    """The verdict of each history the study kept, by name (``MEASUREMENT/LIMITER``)."""
+    found = {}
+    for path in sorted((directory / JUDGED).rglob(f"*{VERDICT}")):
+        name = path.relative_to(directory / JUDGED).as_posix().removesuffix(VERDICT)
+        try:
+            found[name] = verdict(json.loads(path.read_text()))
+        except (OSError, ValueError, KeyError, TypeError) as error:
+            raise ValueError(f"{path}: not a verdict ({error})") from None
+    return found
+
+
+def judged_findings(verdicts: dict[str, Verdict]) -> list[Finding]:
+    """What the checkers found in the decisions the study made on Redis, as they recorded it
+    (none for a study that kept no history)."""
+    if not verdicts:
+        return []
+    measurements: dict[str, list[Verdict]] = {}
+    for name, found in verdicts.items():
+        measurements.setdefault(name.split("/")[0], []).append(found)
+    decisions = sum(v.operations for v in verdicts.values())
+    wrong = [
+        f"  {name} ({v.policy}): "
+        + ", ".join(f"{x.kind} {x.count:,}" for x in v.violations if x.count)
+        for name, v in verdicts.items()
+        if not v.valid
+    ]
+    lines = [
+        f"{len(verdicts)} histories, {decisions:,} decisions, each judged by the checkers under "
+        f"the policy of its limiter and kept in {JUDGED}/ (python -m harness check RUN_DIR "
+        f"judges them again): {len(wrong) or 'none'} with a violation.",
+        "Histories (decisions) by measurement: "
+        + ", ".join(
+            f"{m} {len(vs)} ({sum(v.operations for v in vs):,})" for m, vs in measurements.items()
+        ),
+        *wrong,
+    ]
+    return [Finding("Every decision made on Redis, judged", "\n".join(lines))]
 
 
 def memory_plot(study: dict[str, Any], path: Path) -> Path:

@@ -12,6 +12,7 @@ from typing import Any
 import redis
 
 from harness.checkers import Verdict, check
+from harness.decisions import decided
 from harness.errors import described
 from harness.explorer import wire, wire_asyncio
 from harness.explorer.actions import Action, Advance, Step, Through
@@ -35,7 +36,7 @@ from harness.history.races import (
     UNSCHEDULED,
 )
 from harness.provision.virtual_time import ServerClock
-from limiters import Decision, Limiter, Policy, resolve
+from limiters import Limiter, Policy, resolve
 from limiters.plugin import PluginLimiter
 
 
@@ -340,25 +341,6 @@ def run_actions(
     finally:
         result = run.finish()
     return result, check(result.history, setup.judge, result.ttls)
-
-
-def decided(
-    process: str,
-    identity: str,
-    invoked: float,
-    completed: float,
-    decision: Decision,
-    *,
-    keys: tuple[str, ...] = (),
-) -> Operation:
-    """The operation a decision makes. A queued call (a leaky bucket's ``delay``) is recorded
-    as its departure: between the instant the limiter scheduled (its ``now`` plus ``delay``)
-    and ``delay`` after the answer arrived; ``now`` keeps when it was accepted."""
-    outcome = Outcome.ALLOWED if decision.allowed else Outcome.REJECTED
-    if decision.allowed and decision.delay:
-        scheduled = (decision.now if decision.now is not None else completed) + decision.delay
-        invoked, completed = sorted((scheduled, completed + decision.delay))
-    return Operation(process, identity, invoked, completed, outcome, decision.now, keys)
 
 
 def _lane(thread: str) -> str:

@@ -11,8 +11,9 @@ import time
 import redis
 
 from harness.checkers import Verdict, check
+from harness.decisions import decided
 from harness.explorer.keyspace import Keyspace
-from harness.explorer.run import Setup, decided
+from harness.explorer.run import Setup
 from harness.history import Operation, Outcome
 from harness.leftovers import key_ttls
 from harness.provision.virtual_time import ServerClock

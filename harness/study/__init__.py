@@ -8,6 +8,7 @@ study``. One module per measurement, each on the Redis and the keys of a ``space
 - ``burst``: what a sudden burst, and the boundary attack's double burst, gets through;
 - ``cost``: round trips, commands and server time per decision.
 
-``run`` puts them together into ``study.json``; ``reports/study.py`` turns that into the table,
-beside the chapter's claims (``subjects``).
+Every decision they make on Redis goes into ``judged``'s histories, judged and kept in the run
+directory. ``run`` puts the measurements together into ``study.json``; ``reports/study.py``
+turns that into the table, beside the chapter's claims (``subjects``).
 """

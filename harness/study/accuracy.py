@@ -6,7 +6,7 @@ Redis: a million requests take seconds in memory and many minutes of round trips
 models are the yardstick the Lua limiters are held to request by request
 (``property_tests/test_model_machine.py``). The first ``on_redis`` sources are also run
 through the Lua limiters on a virtual server clock, and every decision compared with the
-model's: the study says how many agreed.
+model's: the study says how many agreed (and keeps those decisions as histories, ``judged``).
 
 Each policy keeps its own state (what it admitted), as it would if deployed alone; a request
 is *wrongly allowed* when the approximation admits it and the exact sliding window, on the same
@@ -27,6 +27,7 @@ from typing import Any
 import numpy as np
 
 from harness.study.instants import at_instants
+from harness.study.judged import Histories
 from harness.study.progress import Progress
 from harness.study.space import Space
 from harness.study.workload import Workload
@@ -103,14 +104,27 @@ def decide(kind: str, limit: int, window: float, times: Sequence[float]) -> list
 
 
 def on_lua(
-    space: Space, kind: str, times: Sequence[float], identity: str, *, limit: int, window: float
+    space: Space,
+    kind: str,
+    times: Sequence[float],
+    identity: str,
+    kept: Histories,
+    *,
+    limit: int,
+    window: float,
 ) -> list[bool]:
-    """The catalogue's Lua limiter of ``kind``, on Redis, at the same virtual instants."""
+    """The catalogue's Lua limiter of ``kind``, on Redis, at the same virtual instants; its
+    decisions, and the keys they left, go into ``kept`` (``accuracy/LIMITER``)."""
     policy = Policy(kind, limit=limit, window=window)
-    return [d.allowed for d in at_instants(space.on_clock(LUA[kind], policy), times, identity)]
+    history = kept.of("accuracy", LUA[kind], policy)
+    decisions = history.at_instants(space.on_clock(LUA[kind], policy), times, identity)
+    history.keys_left(space, [identity])
+    return [d.allowed for d in decisions]
 
 
-def compare(space: Space, workload: Workload, limit: int, on_redis: int) -> dict[str, Any]:
+def compare(
+    space: Space, workload: Workload, limit: int, on_redis: int, kept: Histories
+) -> dict[str, Any]:
     tallies = {kind: Tally() for kind in APPROXIMATIONS}
     agreement = Agreement(disagreements=dict.fromkeys(LUA, 0))
     window = workload.window
@@ -124,7 +138,7 @@ def compare(space: Space, workload: Workload, limit: int, on_redis: int) -> dict
                 agreement.decisions += len(times) * len(LUA)
                 for kind, modelled in decisions.items():
                     real = on_lua(
-                        space, kind, times, f"accuracy-{number}", limit=limit, window=window
+                        space, kind, times, f"accuracy-{number}", kept, limit=limit, window=window
                     )
                     agreement.disagreements[kind] += sum(
                         a != b for a, b in zip(real, modelled, strict=True)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.study.instants import at_instants
+from harness.study.judged import Histories
 from harness.study.progress import Progress
 from harness.study.space import Space
 from harness.study.subjects import SUBJECTS, WINDOW
@@ -20,16 +20,20 @@ START = 1_800_000_000.0  # a window edge
 EDGE_GAP = 1.0  # seconds either side of the edge
 
 
-def bursts(space: Space, n: int) -> dict[str, Any]:
+def bursts(space: Space, n: int, kept: Histories) -> dict[str, Any]:
+    """Each limiter's bursts; its decisions, and the keys they left, go into ``kept``
+    (``bursts/LIMITER``)."""
     rows = {}
     edge = START + WINDOW
     with Progress("bursts", len(SUBJECTS) * 3 * n) as bar:
         for subject in SUBJECTS:
             policy = subject.policy()
+            history = kept.of("bursts", subject.limiter, policy)
             build = space.on_clock(subject.limiter, policy)
-            single = at_instants(build, [START + WINDOW / 2] * n, "burst")
-            before = at_instants(build, [edge - EDGE_GAP] * n, "edge")
-            after = at_instants(build, [edge + EDGE_GAP] * n, "edge")
+            single = history.at_instants(build, [START + WINDOW / 2] * n, "burst")
+            before = history.at_instants(build, [edge - EDGE_GAP] * n, "edge")
+            after = history.at_instants(build, [edge + EDGE_GAP] * n, "edge")
+            history.keys_left(space, ["burst", "edge"])
             bar.advance(3 * n)
             rows[subject.limiter] = {
                 "policy": str(policy),

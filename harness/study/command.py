@@ -1,14 +1,16 @@
-"""The ``study`` command: provision a Redis, measure, write the run directory and its report."""
+"""The ``study`` command: provision a Redis, measure, write the run directory (the
+measurements, the histories judged) and its report."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from harness.errors import BadArgument, writing
-from harness.load.run import new_run_dir
+from harness.errors import BadArgument
 from harness.provision import provision
 from harness.report import write_report
+from harness.rundir import new_run_dir
+from harness.study.judged import Histories
 from harness.study.run import FULL, QUICK, study, write
 
 
@@ -16,12 +18,12 @@ def run(args: argparse.Namespace) -> int:
     if not 0 <= args.seed < 2**32:
         raise BadArgument("--seed must be 0..4294967295")
     sizes = QUICK if args.quick else FULL
+    kept = Histories()
     with provision(args.redis, args.redis_url) as server:
         print(f"measuring on {server.url} ({server.detail})", file=sys.stderr)
-        measured = study(server, sizes, args.seed)
-    with writing("runs"):
-        run_dir = new_run_dir("study")
-    write(run_dir, measured)
+        measured = study(server, sizes, args.seed, kept)
+    run_dir = new_run_dir("study").resolve()
+    write(run_dir, measured, kept)
     written = write_report([run_dir])
     print((run_dir / "summary.md").read_text())
     print(f"report: {written[-1]}")

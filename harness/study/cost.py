@@ -10,12 +10,12 @@ identity past its budget. The script is loaded before either is measured.
 from __future__ import annotations
 
 import statistics
-import time
 from collections import Counter
 from typing import Any
 
 import redis
 
+from harness.study.judged import Histories, History
 from harness.study.progress import Progress
 from harness.study.space import Space
 from harness.study.subjects import LIMIT, SUBJECTS
@@ -61,38 +61,50 @@ def command_stats(client: redis.Redis) -> dict[str, dict[str, int]]:
     }
 
 
-def measure(space: Space, decisions: int) -> dict[str, Any]:
+def measure(space: Space, decisions: int, kept: Histories) -> dict[str, Any]:
+    """Each limiter's two phases; every decision it made, and the keys they left, go into
+    ``kept`` (``cost/LIMITER``)."""
     rows = {}
+    share = LIMIT // 2
+    admitted = [f"cost-{i // share}" for i in range(decisions)]
     with Progress("cost per decision", len(SUBJECTS) * 2 * decisions) as bar:
         for subject in SUBJECTS:
+            history = kept.of("cost", subject.limiter, subject.policy())
             client, sent = counting_client(space.url)
-            limiter = space.limiter(subject.limiter, subject.policy(), client)
-            limiter.check("cost-warm-up")  # loads the script
+            limiter = space.limiter(subject.limiter, history.policy, client)
+            history.check(limiter, "cost-warm-up")  # loads the script
             for _ in range(LIMIT):
-                limiter.check("cost-refused")  # spends its budget
-            share = LIMIT // 2
+                history.check(limiter, "cost-refused")  # spends its budget
             rows[subject.limiter] = {
-                "admitted": phase(
-                    space, limiter, sent, [f"cost-{i // share}" for i in range(decisions)], bar
+                "admitted": phase(space, limiter, sent, admitted, history=history, bar=bar),
+                "refused": phase(
+                    space, limiter, sent, ["cost-refused"] * decisions, history=history, bar=bar
                 ),
-                "refused": phase(space, limiter, sent, ["cost-refused"] * decisions, bar),
             }
             client.close()
+            history.keys_left(space, ["cost-warm-up", "cost-refused", *admitted])
     return {"reset_stats": space.owned, "decisions": decisions, "limiters": rows}
 
 
 def phase(
-    space: Space, limiter: Limiter, sent: Counter[str], identities: list[str], bar: Progress
+    space: Space,
+    limiter: Limiter,
+    sent: Counter[str],
+    identities: list[str],
+    *,
+    history: History,
+    bar: Progress,
 ) -> dict[str, Any]:
-    """The cost per decision of checking each of ``identities`` once, in turn."""
+    """The cost per decision of checking each of ``identities`` once, in turn (each
+    decision recorded in ``history``, outside the latency measured)."""
     space.reset_stats()
     before = command_stats(space.client)
     sent.clear()
     latencies, admitted = [], 0
     for identity in identities:
-        began = time.perf_counter()
-        admitted += limiter.check(identity).allowed
-        latencies.append(time.perf_counter() - began)
+        decision, took = history.check(limiter, identity)
+        admitted += decision.allowed
+        latencies.append(took)
         bar.advance()
     after = command_stats(space.client)
     ran = {

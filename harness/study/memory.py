@@ -10,10 +10,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from harness.errors import HarnessError
-from harness.study.instants import at_instants
+from harness.study.judged import Histories, History
 from harness.study.progress import Progress
 from harness.study.space import Space
-from harness.study.subjects import SUBJECTS, WINDOW, Subject
+from harness.study.subjects import SUBJECTS, WINDOW
 
 START = 1_800_000_000.0  # a virtual instant on a window edge (a multiple of 60 s)
 ATTEMPTS = 3
@@ -25,35 +25,37 @@ class KeysExpired(HarnessError):
     """An identity's keys were gone before they could be measured, attempt after attempt."""
 
 
-def per_identity(space: Space, rates: Sequence[int]) -> dict[str, list[dict[str, int]]]:
+def per_identity(
+    space: Space, rates: Sequence[int], kept: Histories
+) -> dict[str, list[dict[str, int]]]:
     """For each limiter, the bytes one identity holds after ``rate`` requests in one window,
     for each rate. The policy allows the highest rate (so every request is admitted and
     logged), the requests fall evenly in the first half of the window, on a virtual server
-    clock."""
+    clock. Its decisions go into ``kept`` (``memory/LIMITER``)."""
     rows: dict[str, list[dict[str, int]]] = {}
     with Progress("memory per identity", len(SUBJECTS) * sum(rates)) as bar:
         for subject in SUBJECTS:
-            rows[subject.limiter] = [_measured(space, subject, r, max(rates), bar) for r in rates]
+            history = kept.of("memory", subject.limiter, subject.policy(max(rates)))
+            rows[subject.limiter] = [_measured(space, history, r, bar) for r in rates]
     return rows
 
 
-def _measured(
-    space: Space, subject: Subject, rate: int, limit: int, bar: Progress
-) -> dict[str, int]:
-    policy = subject.policy(limit)
+def _measured(space: Space, history: History, rate: int, bar: Progress) -> dict[str, int]:
+    build = space.on_clock(history.limiter, history.policy)
     times = [START + i * WINDOW / 2 / rate for i in range(rate)]
     for attempt in range(ATTEMPTS):
         identity = f"memory-{rate}-{attempt}"
-        decisions = at_instants(space.on_clock(subject.limiter, policy), times, identity)
+        decisions = history.at_instants(build, times, identity)
         admitted = sum(d.allowed for d in decisions)
-        keys = space.keys_of(subject.limiter, identity)
+        keys = space.keys_of(history.limiter, identity)
         sizes = [space.client.memory_usage(key, samples=0) for key in keys]
         bar.advance(rate if attempt == 0 else 0)
         found = [int(size) for size in sizes if size is not None]
+        history.keys_left(space, [identity])
         if keys and len(found) == len(keys):  # a key that expired in between reads as None
             space.delete(keys)
             return {"requests": rate, "admitted": admitted, "keys": len(keys), "bytes": sum(found)}
-    raise KeysExpired(f"{subject.limiter}: the keys of {rate} requests expired before reading")
+    raise KeysExpired(f"{history.limiter}: the keys of {rate} requests expired before reading")
 
 
 def sorted_set(space: Space, entries: int, per_set: int) -> dict[str, Any]:

@@ -1,7 +1,10 @@
 """``python -m harness study``: the chapter's comparison table (Part 10) measured on a Redis the
-harness provisions, into a run directory (``runs/study-TIME/``):
+harness provisions, into a run directory (``runs/study-TIME/``, ``harness.rundir``):
 
+    RUN_DIR/manifest.json  what ran
     RUN_DIR/study.json     every measurement, with the chapter's claims beside them
+    RUN_DIR/history/MEASUREMENT/LIMITER.{history,keys}.jsonl, .verdict.json
+                           every decision made on Redis, judged (``judged``)
     RUN_DIR/summary.md, report.html, memory.png    the report (``reports/study.py``)
 """
 
@@ -13,8 +16,10 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
+from harness.errors import writing
 from harness.provision import RedisServer
 from harness.study import accuracy, burst, cost, memory
+from harness.study.judged import Histories
 from harness.study.space import Space
 from harness.study.subjects import FOOTNOTE, LIMIT, SUBJECTS
 from harness.study.workload import Workload
@@ -38,8 +43,9 @@ FULL = Sizes((1, 10, 100, 1000), 1_000_000, 100, 10_000, 10, 100, 1000, 5000)
 QUICK = Sizes((1, 10, 100), 10_000, 100, 300, 5, 20, 300, 300)
 
 
-def study(server: RedisServer, sizes: Sizes, seed: int) -> dict[str, Any]:
-    """Every measurement on ``server``; the keys the study made are removed at the end."""
+def study(server: RedisServer, sizes: Sizes, seed: int, kept: Histories) -> dict[str, Any]:
+    """Every measurement on ``server``, its decisions on Redis recorded in ``kept``; the keys
+    the study made are removed at the end."""
     began = time.monotonic()
     space = Space(server)
     try:
@@ -53,12 +59,12 @@ def study(server: RedisServer, sizes: Sizes, seed: int) -> dict[str, Any]:
             "chapter": [asdict(s) for s in SUBJECTS],
             "footnote": FOOTNOTE,
             "memory": {
-                "per_identity": memory.per_identity(space, sizes.rates),
+                "per_identity": memory.per_identity(space, sizes.rates, kept),
                 "sorted_set": memory.sorted_set(space, sizes.entries, sizes.per_set),
             },
-            "accuracy": accuracy.compare(space, workload, LIMIT, sizes.on_redis),
-            "bursts": burst.bursts(space, sizes.burst),
-            "cost": cost.measure(space, sizes.decisions),
+            "accuracy": accuracy.compare(space, workload, LIMIT, sizes.on_redis, kept),
+            "bursts": burst.bursts(space, sizes.burst, kept),
+            "cost": cost.measure(space, sizes.decisions, kept),
         }
         measured["seconds"] = round(time.monotonic() - began, 1)
         return measured
@@ -66,7 +72,10 @@ def study(server: RedisServer, sizes: Sizes, seed: int) -> dict[str, Any]:
         space.close()
 
 
-def write(run_dir: Path, measured: dict[str, Any]) -> Path:
+def write(run_dir: Path, measured: dict[str, Any], kept: Histories) -> Path:
+    """``study.json``, and each history judged and kept beside it."""
+    kept.keep(run_dir)
     path = run_dir / "study.json"
-    path.write_text(json.dumps(measured, indent=1))
+    with writing(path):
+        path.write_text(json.dumps(measured, indent=1))
     return path

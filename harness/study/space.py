@@ -15,6 +15,7 @@ from typing import Any
 import redis
 
 from harness.explorer.keyspace import claim
+from harness.leftovers import key_ttls
 from harness.provision import RedisServer
 from limiters import CATALOGUE, Clock, Limiter, Policy
 
@@ -43,8 +44,19 @@ class Space:
 
     def keys_of(self, name: str, identity: str) -> list[str]:
         """The keys the limiter ``name`` of this run holds for ``identity``."""
-        pattern = f"{_escaped(self.prefix)}:{{{_escaped(identity)}}}:{_escaped(name)}:*"
+        pattern = self._pattern(name, identity)
         return sorted(k.decode() for k in self.client.scan_iter(match=pattern, count=1000))
+
+    def ttls_of(self, name: str, identities: Iterable[str]) -> dict[str, float]:
+        """The keys the limiter ``name`` of this run holds for ``identities``, each with its
+        TTL in seconds (-1: none)."""
+        found: dict[str, float] = {}
+        for identity in dict.fromkeys(identities):
+            found |= key_ttls(self.client, self._pattern(name, identity))
+        return found
+
+    def _pattern(self, name: str, identity: str) -> str:
+        return f"{_escaped(self.prefix)}:{{{_escaped(identity)}}}:{_escaped(name)}:*"
 
     def drop(self) -> int:
         """Delete every key this run made; how many there were."""

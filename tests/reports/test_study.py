@@ -9,6 +9,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.checkers import check
+from harness.history import Operation, Outcome
+from limiters import Policy
 from reports import build
 
 STUDY = Path(__file__).parent / "study.json"  # a full study's result (embedded Redis 7.0)
@@ -60,6 +63,28 @@ def test_the_page_is_self_contained_with_the_table_and_the_plot(study_dir: Path)
     assert "http://" not in page
     assert "https://" not in page
     assert (study_dir / "memory.png").read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def test_the_verdicts_the_study_kept_are_counted_as_they_were_recorded(study_dir: Path) -> None:
+    build(study_dir, study_dir)
+    assert "Every decision made on Redis" not in (study_dir / "summary.md").read_text()
+    policy = Policy.parse("fixed-window:limit=1,window=60")
+    twice = [_allowed(0.5), _allowed(1.5)]  # two admitted in one window of one
+    for name, history in (("bursts/fixed-window-lua", twice), ("cost/fixed-window-lua", twice[:1])):
+        verdict = study_dir / "history" / f"{name}.verdict.json"
+        verdict.parent.mkdir(parents=True, exist_ok=True)
+        verdict.write_text(json.dumps(check(history, policy).to_json()))
+    build(study_dir, study_dir)
+    summary = (study_dir / "summary.md").read_text()
+    assert "2 histories, 3 decisions, each judged" in summary
+    assert ": 1 with a violation." in summary
+    assert "Histories (decisions) by measurement: bursts 1 (2), cost 1 (1)" in summary
+    assert "  bursts/fixed-window-lua (fixed-window:limit=1,window=60): over-admission 1" in summary
+    assert "cost/fixed-window-lua (" not in summary
+
+
+def _allowed(at: float) -> Operation:
+    return Operation("study", "u", at, at, Outcome.ALLOWED)
 
 
 def test_what_is_not_a_study_is_refused(study_dir: Path) -> None:

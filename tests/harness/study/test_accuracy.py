@@ -1,4 +1,6 @@
-from harness.study.accuracy import Tally, compare, decide, on_lua
+from harness.checkers import check
+from harness.study.accuracy import LUA, Tally, compare, decide, on_lua
+from harness.study.judged import Histories
 from harness.study.space import Space
 from harness.study.workload import Workload
 
@@ -34,18 +36,38 @@ def test_the_counters_error_on_a_constructed_workload() -> None:
 
 
 def test_the_lua_limiters_decide_as_their_models(space: Space) -> None:
+    kept = Histories()
     for kind in ("sliding-window", "sliding-counter", "fixed-window"):
         for number, times in enumerate((CROWDED, FADED)):
             modelled = decide(kind, LIMIT, WINDOW, times)
-            assert on_lua(space, kind, times, f"s{number}", limit=LIMIT, window=WINDOW) == modelled
+            decided = on_lua(space, kind, times, f"s{number}", kept, limit=LIMIT, window=WINDOW)
+            assert decided == modelled
+    # each limiter's decisions, as a history its own policy's checker finds nothing wrong in
+    for kind, limiter in LUA.items():
+        history = kept.named[f"accuracy/{limiter}"]
+        assert [op.outcome == "allowed" for op in history.operations] == [
+            *decide(kind, LIMIT, WINDOW, CROWDED),
+            *decide(kind, LIMIT, WINDOW, FADED),
+        ]
+        assert {op.key for op in history.operations} == {"s0", "s1"}
+        assert history.ttls
+        assert all(ttl > 0 for ttl in history.ttls.values())
+        assert check(history.operations, history.policy, history.ttls).valid
 
 
 def test_a_seeded_workload_is_compared_whole(space: Space) -> None:
     workload = Workload(sources=40, windows=3, seed=7)
-    found = compare(space, workload, 100, on_redis=3)
+    kept = Histories()
+    found = compare(space, workload, 100, 3, kept)
     counter = found["against_exact"]["sliding-counter"]
     assert counter["requests"] == sum(len(t) for t in workload.sources_arrivals())
     assert counter["sources"] == 40
     assert found["on_redis"]["sources"] == 3
     assert set(found["on_redis"]["disagreements"].values()) == {0}
-    assert compare(space, workload, 100, on_redis=0)["against_exact"] == found["against_exact"]
+    assert sorted(kept.named) == [f"accuracy/{name}" for name in sorted(LUA.values())]
+    decided = found["on_redis"]["decisions"] / len(LUA)
+    assert all(len(history.operations) == decided for history in kept.named.values())
+    none_on_redis = Histories()
+    alone = compare(space, workload, 100, 0, none_on_redis)
+    assert alone["against_exact"] == found["against_exact"]
+    assert not none_on_redis.named

@@ -2,12 +2,13 @@ import pytest
 
 from harness.study.burst import bursts
 from harness.study.cost import command_name, measure
+from harness.study.judged import Histories
 from harness.study.space import Space
 from harness.study.subjects import LIMIT
 
 
 def test_the_fixed_window_lets_twice_its_limit_through_at_an_edge(space: Space) -> None:
-    found = bursts(space, 150)["limiters"]
+    found = bursts(space, 150, Histories())["limiters"]
     assert found["fixed-window-lua"]["edge_total"] == 2 * LIMIT
     assert found["sliding-log-lua"]["edge_total"] == LIMIT
     assert all(row["burst"]["admitted"] <= LIMIT + 1 for row in found.values())
@@ -16,7 +17,7 @@ def test_the_fixed_window_lets_twice_its_limit_through_at_an_edge(space: Space) 
 
 
 def test_cost_counts_the_commands_each_script_runs(space: Space) -> None:
-    found = measure(space, 40)["limiters"]
+    found = measure(space, 40, Histories())["limiters"]
     fixed = found["fixed-window-lua"]
     admitted = fixed["admitted"]["commands"]
     # one identity in one window: its first admission writes the hash and its TTL, the others

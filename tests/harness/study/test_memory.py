@@ -1,11 +1,12 @@
 import os
 
+from harness.study.judged import Histories
 from harness.study.memory import MEMBER_BYTES, per_identity, sorted_set
 from harness.study.space import Space
 
 
 def test_the_log_grows_with_requests_and_the_fixed_window_stays_flat(space: Space) -> None:
-    found = per_identity(space, (1, 10, 100))
+    found = per_identity(space, (1, 10, 100), Histories())
     log = [row["bytes"] for row in found["sliding-log-lua"]]
     fixed = [row["bytes"] for row in found["fixed-window-lua"]]
     assert log[0] < log[1] < log[2]
