@@ -14,10 +14,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from harness.history.verdict import Verdict
 from reports import html, markdown
 from reports.figures import save
 from reports.tables import Finding, Report, Table
-from reports.verdicts import Verdict, verdict
 
 CHAPTER_BYTES_PER_ENTRY = (20, 40)  # Part 3: "Each entry = 20-40 bytes -> ~40MB"
 CLOUDFLARE = "0.003 % of 400 million requests from 270,000 sources"
@@ -121,7 +121,7 @@ def judged(directory: Path) -> dict[str, Verdict]:
     for path in sorted((directory / JUDGED).rglob(f"*{VERDICT}")):
         name = path.relative_to(directory / JUDGED).as_posix().removesuffix(VERDICT)
         try:
-            found[name] = verdict(json.loads(path.read_text()))
+            found[name] = Verdict.from_json(json.loads(path.read_text()))
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise ValueError(f"{path}: not a verdict ({error})") from None
     return found
