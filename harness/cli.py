@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -25,12 +23,13 @@ from harness.history.snapshot import read_snapshot
 from harness.provision import Unavailable, provision
 from harness.provision.doctor import diagnose
 from harness.rundir import rejudge
+from harness.terminate import exit_on_sigterm, pause
 from limiters import CATALOGUE, Policy, PolicyError, UnknownLimiter, resolve
 from limiters.plugin import PluginError
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # so servers are stopped on TERM
+    exit_on_sigterm()  # so servers are stopped on TERM
     args = parser().parse_args(argv)
     try:
         return int(args.run(args))
@@ -305,7 +304,7 @@ def _probed(limiter: Any, args: argparse.Namespace, number: int) -> Any:
     except Exception as error:  # the limiter's own: said as such, in one line
         raise LimiterError(f"request {number}: {described(error)}") from error
     if args.interval:
-        time.sleep(args.interval)
+        pause(args.interval)
     return decision
 
 

@@ -21,12 +21,13 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
 from harness.history import Operation
+from harness.history.loads import RuleRecord
 from reports.figures import save
-from reports.load import LoadRun, RuleResult
+from reports.load import LoadRun
 from reports.policy import allowance
 
 
-def plot(run: LoadRun, rule: RuleResult, path: Path) -> Path | None:
+def plot(run: LoadRun, rule: RuleRecord, path: Path) -> Path | None:
     """None when the rule admitted nothing or its policy is not one this knows."""
     allows = allowance(rule.judged_by)
     admitted = [op for op in run.history(rule.name) if op.outcome == "allowed"]
@@ -99,7 +100,7 @@ def _edges(spec: str) -> float | None:
     return allows.span if allows and allows.aligned else None
 
 
-def _focus(rule: RuleResult, admitted: list[Operation]) -> str:
+def _focus(rule: RuleRecord, admitted: list[Operation]) -> str:
     for violation in rule.server.of_kind("over-admission") + rule.client.of_kind("over-admission"):
         if violation.witnesses:
             return violation.witnesses[0].key

@@ -20,7 +20,7 @@ def plot(runs: list[LoadRun], path: Path) -> Path:
     points: dict[tuple[str, str], dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
     for run in runs:
         for rule in run.rules:
-            for kind in rule.kinds:
+            for kind in rule.checks:
                 points[(f"{rule.name}: {rule.limiter}", kind)][run.instances].append(
                     rule.server.count(kind)
                 )

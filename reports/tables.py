@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.history.loads import RuleRecord
 from harness.history.races import RaceTestRow
-from reports.load import LoadRun, RuleResult
+from reports.load import LoadRun
 from reports.race import Race, RaceTest
 from reports.verdicts import witness_text
 
@@ -234,41 +235,77 @@ def load_report(run: LoadRun) -> Report:
         load_table(run),
         load_findings(run),
         cases=[case for rule in run.rules for case in _rule_cases(rule)],
+        footer=load_footer(run),
     )
 
 
 def load_headline(run: LoadRun) -> str:
-    verdict = "no violation, no header lie" if run.valid else "violations found"
+    record = run.record
+    if not record.rules:
+        return f"Load: no request reached a rate-limited endpoint in {record.seconds:.1f} s."
+    undecided = [r.name for r in record.rules if r.undecided]
+    verdict = (
+        "violations found"
+        if not record.valid
+        else f"nothing decided by {', '.join(undecided)}: its limiter failed every request"
+        if undecided
+        else "no violation, no header lie"
+    )
     return (
-        f"Load: {verdict}. {run.requests:,} requests in {run.seconds:.1f} s "
-        f"({run.requests_per_second:,.0f} requests/s) against {run.instances} instances; "
+        f"Load: {verdict}. {record.requests:,} requests in {record.seconds:.1f} s "
+        f"({record.requests_per_second:,.0f} requests/s) against {run.instances} instances; "
         "latency as the clients measured it."
     )
 
 
 def load_table(run: LoadRun) -> Table:
-    percentiles = ["p50", "p99", "p99.9", "max"]
-    kinds = list(dict.fromkeys(k for r in run.rules for k in r.server.checked))
     return Table(
-        ["rule", "limiter", "policy", "judged by", "decisions", "admitted", "rejected", "errors"]
-        + kinds
-        + ["header lies"]
-        + [f"{p} ms" for p in percentiles],
+        [
+            *("rule", "limiter", "decisions", "admitted", "rejected", "errors"),
+            *("violations", "header lies", "p99 ms"),
+        ],
         [
             [
                 r.name,
                 r.limiter,
-                r.policy,
-                r.judged_by,
                 str(r.server.operations),
-                *(str(_outcomes(r).get(k, 0)) for k in ("allowed", "rejected", "error")),
-                *(_kind_cell(r, k) for k in kinds),
+                *(str(_outcomes(r).get(k, 0)) for k in ("allowed", "rejected")),
+                str(_outcomes(r).get("error", 0) + _outcomes(r).get("unknown", 0)),
+                "; ".join(f"{k} {_kind_cell(r, k)}" for k in r.checks if r.count(k)) or "none",
                 str(r.lies),
-                *(f"{r.latency_ms[p]:.2f}" if p in r.latency_ms else "-" for p in percentiles),
+                _latency(r, "p99"),
             ]
             for r in run.rules
         ],
     )
+
+
+def load_footer(run: LoadRun) -> list[str]:
+    notes = []
+    for r in run.rules:
+        shown = ", ".join(f"{p} {_latency(r, p)}" for p in ("p50", "p90", "p99.9", "max"))
+        judged = f", judged by {r.judged_by}" if r.judged_by != r.policy else ""
+        notes.append(
+            f"{r.name} ({r.path or 'the calls out'}): {r.limiter} with {r.policy}{judged}; "
+            f"latency ms {shown}."
+        )
+        if r.first_error:
+            notes.append(
+                f"{r.name}: {r.limiter} failed (the first time: {r.first_error}); each such "
+                "request is unknown, 503 to its client."
+            )
+    for r in run.rules:
+        for side, verdict in (("instances", r.server), ("clients", r.client)):
+            notes.extend(
+                f"{r.name} {v.kind} ({side}): {v.witnesses[0].detail}"
+                for v in verdict.violations
+                if v.witnesses
+            )
+        notes.extend(
+            f"{r.name} header lie {kind}: {example}"
+            for kind, example in r.header_lie_examples.items()
+        )
+    return notes
 
 
 def load_findings(run: LoadRun) -> list[Finding]:
@@ -288,9 +325,15 @@ def load_findings(run: LoadRun) -> list[Finding]:
     return findings
 
 
-def _rule_cases(rule: RuleResult) -> list[Case]:
+def _latency(rule: RuleRecord, percentile: str) -> str:
+    """As the clients measured it; the outbound calls are not the clients' to time."""
+    measured = rule.latency_ms.get("count") and percentile in rule.latency_ms
+    return f"{rule.latency_ms[percentile]:.2f}" if measured else "-"
+
+
+def _rule_cases(rule: RuleRecord) -> list[Case]:
     suite, cases = f"load {rule.name}", []
-    for kind in rule.kinds:
+    for kind in rule.checks:
         found = [
             f"{side}: {witness_text(v)}"
             for side, verdict in (("instances", rule.server), ("clients", rule.client))
@@ -308,10 +351,10 @@ def _rule_cases(rule: RuleResult) -> list[Case]:
     return cases
 
 
-def _outcomes(rule: RuleResult) -> dict[str, int]:
+def _outcomes(rule: RuleRecord) -> dict[str, int]:
     return dict(rule.server.metrics.get("outcomes", {})) or rule.client_outcomes
 
 
-def _kind_cell(rule: RuleResult, kind: str) -> str:
+def _kind_cell(rule: RuleRecord, kind: str) -> str:
     server, client = rule.server.count(kind), rule.client.count(kind)
     return f"{server} (clients: {client})" if client and client != server else str(server)

@@ -1,5 +1,6 @@
 """A report as the terminal shows it: the headline, the table in at most ``WIDTH`` columns, the
-footer. The widest columns wrap inside their cells when the table would be wider."""
+footer. When the table would be wider, the columns with the most room to give wrap their cells
+at spaces (a word is never broken; a table of words wider than ``WIDTH`` stays wider)."""
 
 from __future__ import annotations
 
@@ -13,14 +14,15 @@ GAP = "  "  # between columns
 
 
 def render(report: Report, width: int = WIDTH) -> str:
-    paragraphs = [report.headline, table(report.table.headers, report.table.rows, width)]
-    paragraphs += [textwrap.fill(note, width) for note in report.footer]
-    return "\n\n".join(paragraphs)
+    def fill(text: str) -> str:
+        return textwrap.fill(text, width, break_on_hyphens=False)
+
+    shown = [fill(report.headline), table(report.table.headers, report.table.rows, width)]
+    return "\n\n".join(shown + [fill(note) for note in report.footer])
 
 
 def table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int = WIDTH) -> str:
-    """Left-aligned columns under a rule; a column narrowed to fit wraps its cells onto lines
-    of their own, at spaces where it can."""
+    """Left-aligned columns under a rule; a column narrowed to fit wraps its cells at spaces."""
     widths = _widths(headers, rows, width)
     lines = [_line(headers, widths), _line(["-" * w for w in widths], widths)]
     for row in rows:
@@ -30,7 +32,11 @@ def table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int = WI
 
 def _widths(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int) -> list[int]:
     widths = [max(len(str(c)) for c in column) for column in zip(headers, *rows, strict=True)]
-    floor = [min(w, max(len(h), 8)) for w, h in zip(widths, headers, strict=True)]
+    # a column narrows to its longest word, never less: words are not broken
+    floor = [
+        max([len(h), *(len(word) for c in cells for word in str(c).split())])
+        for h, *cells in zip(headers, *rows, strict=True)
+    ]
     while sum(widths) + len(GAP) * (len(widths) - 1) > width:
         widest = max(range(len(widths)), key=lambda i: widths[i] - floor[i])
         if widths[widest] <= floor[widest]:
@@ -41,7 +47,7 @@ def _widths(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int) -
 
 def _wrapped(row: Sequence[str], widths: list[int]) -> list[str]:
     cells = [
-        textwrap.wrap(str(c), w, break_on_hyphens=False) or [""]
+        textwrap.wrap(str(c), w, break_long_words=False, break_on_hyphens=False) or [""]
         for c, w in zip(row, widths, strict=True)
     ]
     height = max(map(len, cells))

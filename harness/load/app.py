@@ -21,11 +21,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from harness.history.loads import OUTBOUND
 from harness.load import ENV
 from harness.load.journals import Journals
 from harness.load.middleware import RateLimitMiddleware
 from harness.load.outbound import Outbound
-from harness.load.rules import OUTBOUND, Rules, rules_from_json
+from harness.load.rules import Rules, rules_from_json
 from limiters import resolve
 
 

@@ -6,7 +6,7 @@ import argparse
 import json
 import sys
 
-from harness.load.judge import LoadVerdict
+from harness.history.loads import LoadRecord
 from harness.load.rules import Rules, load_rules
 from harness.load.run import (
     LoadError,
@@ -18,9 +18,8 @@ from harness.load.run import (
     run_load,
     serve_until_stopped,
 )
-from harness.load.summary import summary
 from harness.provision import RedisServer
-from harness.report import write_report
+from harness.report import shown_in_terminal, write_report
 
 MAX_INSTANCES, MAX_USERS, MAX_DURATION = 32, 10_000, 24 * 3600
 
@@ -53,9 +52,10 @@ def load(args: argparse.Namespace) -> int:
         )
     with redis_for(args.redis, args.redis_url, args.cluster) as server:
         run_dir, verdict = run_load(_system(rules, server, args), swarm)
-    print(summary(verdict))
+    written = write_report([run_dir])
+    print(shown_in_terminal(run_dir))
     print(f"run directory: {run_dir}")
-    print(f"report: {write_report([run_dir])[-1]}")
+    print(f"report: {written[-1]}")
     if args.json_out:
         with open(args.json_out, "w", encoding="utf-8") as out:
             json.dump(verdict.to_json(), out, indent=1)
@@ -66,18 +66,18 @@ def serve(args: argparse.Namespace) -> int:
     rules = _rules(args)
     with redis_for(args.redis, args.redis_url, args.cluster) as server:
         run_dir, verdict = serve_until_stopped(_system(rules, server, args))
-    print(summary(verdict))
+    print(shown_in_terminal(run_dir))
     print(f"run directory: {run_dir}")
     return exit_code(verdict)
 
 
-def exit_code(verdict: LoadVerdict) -> int:
+def exit_code(verdict: LoadRecord) -> int:
     """1 for a violation or a header lie; 2 when a limiter decided nothing at all (it failed
     every request), saying how it failed; else 0."""
     for rule in verdict.rules:
         if rule.undecided:
             print(
-                f"error: rule {rule.rule.name!r}: {rule.rule.limiter} decided nothing, "
+                f"error: rule {rule.name!r}: {rule.limiter} decided nothing, "
                 f"it failed every request: {rule.first_error}",
                 file=sys.stderr,
             )

@@ -13,93 +13,22 @@ in ``RUN_DIR/history`` so ``python -m harness check`` can judge it again.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.checkers import Verdict, check
+from harness.checkers import check
 from harness.history import Operation, Outcome, read_history, write_history
+from harness.history.loads import OUTBOUND, LoadRecord, RuleRecord
 from harness.history.merge import merge_journals
 from harness.load.journals import first_error, journal_paths
 from harness.load.promises import broken_promises, read_promises
-from harness.load.rules import OUTBOUND, Rule, Rules
+from harness.load.rules import Rule, Rules
 from harness.rundir import keep_judged
-
-
-@dataclass
-class RuleVerdict:
-    rule: Rule
-    server: Verdict
-    client: Verdict
-    lies: dict[str, int] = field(default_factory=dict)
-    lie_examples: dict[str, str] = field(default_factory=dict)
-    latency_ms: dict[str, float] = field(default_factory=dict)
-    client_outcomes: dict[str, int] = field(default_factory=dict)
-    first_error: str | None = None  # how its limiter failed, the first time it did
-
-    @property
-    def undecided(self) -> bool:
-        """Its limiter failed every request: nothing was decided, so nothing can be judged."""
-        outcomes = self.server.metrics.get("outcomes", {})
-        return (
-            bool(self.first_error) and not outcomes.get("allowed") and not outcomes.get("rejected")
-        )
-
-    @property
-    def valid(self) -> bool:
-        return self.server.valid and self.client.valid and not any(self.lies.values())
-
-    @property
-    def kinds(self) -> set[str]:
-        return self.server.kinds | self.client.kinds | {k for k, n in self.lies.items() if n}
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "rule": self.rule.name,
-            "path": self.rule.path,
-            "limiter": self.rule.limiter,
-            "policy": self.rule.policy,
-            "judged_by": str(self.rule.judge_policy),
-            "valid": self.valid,
-            "server": self.server.to_json(),
-            "client": self.client.to_json(),
-            "client_outcomes": self.client_outcomes,
-            "header_lies": self.lies,
-            "header_lie_examples": self.lie_examples,
-            "latency_ms": self.latency_ms,
-            "first_error": self.first_error,
-        }
-
-
-@dataclass
-class LoadVerdict:
-    rules: list[RuleVerdict]
-    seconds: float
-
-    @property
-    def valid(self) -> bool:
-        return all(r.valid for r in self.rules)
-
-    @property
-    def requests(self) -> int:
-        """Requests as the clients counted them, or as the instances did where no client
-        reported (``serve`` under another load generator)."""
-        inbound = [r for r in self.rules if r.rule.name != OUTBOUND]
-        return sum(sum(r.client_outcomes.values()) or r.server.operations for r in inbound)
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "valid": self.valid,
-            "seconds": self.seconds,
-            "requests": self.requests,
-            "requests_per_second": self.requests / self.seconds if self.seconds else 0.0,
-            "rules": [r.to_json() for r in self.rules],
-        }
 
 
 def judge(
     run_dir: Path, rules: Rules, ttls: dict[str, dict[str, float]], seconds: float
-) -> LoadVerdict:
+) -> LoadRecord:
     """Judge every rule that saw traffic; ``ttls`` holds each rule's keys left in Redis."""
     seen = _client_view(run_dir)
     history_dir = run_dir / "history"
@@ -128,8 +57,12 @@ def judge(
             lies["remaining-broken-promise"] = len(broken)
             examples["remaining-broken-promise"] = f"{broken[0].key}: {broken[0].detail}"
         verdicts.append(
-            RuleVerdict(
-                rule,
+            RuleRecord(
+                rule.name,
+                rule.path,
+                rule.limiter,
+                rule.policy,
+                str(policy),
                 server_verdict,
                 check(client, policy),
                 lies,
@@ -139,7 +72,7 @@ def judge(
                 first_error(run_dir, rule.name),
             )
         )
-    return LoadVerdict(verdicts, seconds)
+    return LoadRecord(verdicts, seconds)
 
 
 def _server_history(run_dir: Path, rule: Rule) -> list[Operation]:

@@ -33,9 +33,9 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.history.loads import OUTBOUND
 from limiters import CATALOGUE, Policy, resolve
 
-OUTBOUND = "outbound"  # the rule name of the SMS provider's leaky bucket
 TIERS = ("free", "pro")
 _FIELDS = ("name", "path", "limiter", "policy", "tier", "judged_by")
 

@@ -33,9 +33,10 @@ import redis
 
 from harness import rundir
 from harness.errors import HarnessError
+from harness.history.loads import LoadRecord
 from harness.leftovers import key_ttls
 from harness.load import ENV
-from harness.load.judge import LoadVerdict, judge
+from harness.load.judge import judge
 from harness.load.rules import Rules
 from harness.load.serve import Fleet, Process, spawn, start_fleet
 from harness.provision import RedisServer, provision, provision_cluster
@@ -133,7 +134,7 @@ def running(system: System, command: str) -> Iterator[tuple[Path, str, Fleet]]:
 
 def finish(
     system: System, run_dir: Path, tag: str, seconds: float, swarm: Swarm | None = None
-) -> LoadVerdict:
+) -> LoadRecord:
     """Judge a stopped run (the keys it left while its Redis still runs); save the verdict,
     with how the run was set up."""
     ttls = leftover_keys(system.server.url, system.cluster, tag, system.rules)
@@ -154,12 +155,12 @@ def finish(
             "processes": swarm.processes,
             "constant_rate": swarm.constant_rate,
         }
-    body = verdict.to_json() | {"setup": setup}
-    (run_dir / "verdict.json").write_text(json.dumps(body, indent=1))
+    verdict.setup = setup
+    verdict.write(run_dir)
     return verdict
 
 
-def run_load(system: System, swarm: Swarm) -> tuple[Path, LoadVerdict]:
+def run_load(system: System, swarm: Swarm) -> tuple[Path, LoadRecord]:
     """One whole load run; its run directory and verdict."""
     began = time.time()
     with running(system, "load") as (run_dir, tag, fleet):
@@ -167,7 +168,7 @@ def run_load(system: System, swarm: Swarm) -> tuple[Path, LoadVerdict]:
     return run_dir, finish(system, run_dir, tag, time.time() - began, swarm)
 
 
-def serve_until_stopped(system: System) -> tuple[Path, LoadVerdict]:
+def serve_until_stopped(system: System) -> tuple[Path, LoadRecord]:
     """Start the system under test and its live judge, print the URLs, wait for Ctrl-C/TERM
     (or an instance to die), then judge."""
     began = time.time()

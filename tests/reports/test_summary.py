@@ -27,7 +27,11 @@ def test_load_summary_has_the_rule_and_numbers(load_dir: Path, tmp_path: Path) -
     summary = (tmp_path / "summary.md").read_text()
     assert "4,400 requests in 7.7 s" in summary
     assert (
-        "| api | fixed-window-lua | fixed-window:limit=10,window=1 "
-        "| sliding-window:limit=10,window=1 | 4400 | 2211 | 2189 | 0 | 121 (clients: 88) | 0 | 0 "
-        "| 0 | 0 |"
+        "| api | fixed-window-lua | 4400 | 2211 | 2189 | 0 | over-admission 121 (clients: 88) "
+        "| 0 | 46.53 |"
+    ) in summary
+    assert (
+        "api (/api/*): fixed-window-lua with fixed-window:limit=10,window=1, judged by "
+        "sliding-window:limit=10,window=1; latency ms p50 16.75, p90 30.21, p99.9 88.13, "
+        "max 106.05."
     ) in summary

@@ -1,16 +1,18 @@
 import json
-import re
 from pathlib import Path
 
 import pytest
 
 from harness.history import Operation, Outcome, read_history, write_history
+from harness.history.loads import OUTBOUND, LoadRecord, RuleRecord
 from harness.history.merge import merge_journals
 from harness.load.client_view import ClientView
-from harness.load.judge import LoadVerdict, RuleVerdict, judge
+from harness.load.judge import judge
 from harness.load.outbound import QUEUE_KEY
-from harness.load.rules import DEFAULT_RULES, OUTBOUND, Rule, Rules, default_rules, validated
-from harness.load.summary import summary
+from harness.load.rules import DEFAULT_RULES, Rule, Rules, default_rules, validated
+from reports.load import LoadRun
+from reports.tables import load_report
+from reports.terminal import render
 from tests.clocks import START
 from tests.harness.load.journal import Journal
 
@@ -47,9 +49,14 @@ def logins(key: str, count: int, start: float = 1.0) -> list[tuple[str, Outcome,
     return [(key, ALLOWED, start + n) for n in range(count)]
 
 
-def only(verdict: LoadVerdict, rule: str) -> RuleVerdict:
-    (found,) = [r for r in verdict.rules if r.rule.name == rule]
+def only(verdict: LoadRecord, rule: str) -> RuleRecord:
+    (found,) = [r for r in verdict.rules if r.name == rule]
     return found
+
+
+def summary(verdict: LoadRecord) -> str:
+    """The verdict as the terminal shows it."""
+    return render(load_report(LoadRun(Path("no-such-run"), verdict)))
 
 
 def test_a_valid_run_is_valid(tmp_path: Path) -> None:
@@ -58,13 +65,13 @@ def test_a_valid_run_is_valid(tmp_path: Path) -> None:
     client_json(tmp_path)
     verdict = judge(tmp_path, RULES, NO_TTLS, 4.0)
     assert verdict.valid
-    assert [r.rule.name for r in verdict.rules] == ["login", "api"]  # only rules with traffic
+    assert [r.name for r in verdict.rules] == ["login", "api"]  # only rules with traffic
     login = only(verdict, "login")
     assert (login.server.operations, login.client.operations) == (6, 6)
     assert login.client_outcomes == {"allowed": 5, "rejected": 1}
     assert login.latency_ms["count"] == 6
     assert login.latency_ms["max"] == pytest.approx(3, rel=1e-3)
-    assert login.kinds == set()
+    assert login.found == set()
     assert verdict.requests == 8
     saved = verdict.to_json()
     assert saved["valid"] is True
@@ -72,8 +79,8 @@ def test_a_valid_run_is_valid(tmp_path: Path) -> None:
     text = summary(verdict)
     assert "login" in text
     assert "8 requests in 4.0 s (2 requests/s)" in text
-    assert "Witnesses" not in text
-    assert text.endswith("\nno violation")
+    assert "Load: no violation, no header lie." in text
+    assert "(instances)" not in text  # no witness
 
 
 def test_the_merged_histories_are_kept(tmp_path: Path) -> None:
@@ -113,7 +120,7 @@ def test_an_over_admission_is_found_on_the_server_side(tmp_path: Path) -> None:
     assert not verdict.valid
     text = summary(verdict)
     assert "login over-admission (instances): 6 admissions can only fall in window" in text
-    assert text.endswith("\nviolations found")
+    assert "Load: violations found." in text
 
 
 def test_the_clients_count_is_shown_beside_the_instances_when_it_differs(tmp_path: Path) -> None:
@@ -128,11 +135,11 @@ def test_the_clients_count_is_shown_beside_the_instances_when_it_differs(tmp_pat
         "over-admission": 2,
         "wrongful-rejection": 1,
     }
-    header, _, row, *_ = (re.split(r"\s{2,}", line) for line in summary(verdict).splitlines())
-    columns = dict(zip(header, row, strict=True))
-    assert columns["over-admission"] == "2"  # both sides agree: one count
-    assert columns["wrongful-rejection"] == "0 (clients: 1)"
-    assert (columns["decisions"], columns["admitted"], columns["immortal-key"]) == ("7", "7", "0")
+    table = load_report(LoadRun(tmp_path, verdict)).table
+    columns = dict(zip(table.headers, table.rows[0], strict=True))
+    # both sides agree on the over-admissions: one count; not on the rejection
+    assert columns["violations"] == "over-admission 2; wrongful-rejection 0 (clients: 1)"
+    assert (columns["decisions"], columns["admitted"], columns["rejected"]) == ("7", "7", "0")
     assert "login wrongful-rejection (clients): rejected with at most 1 of 5" in summary(verdict)
 
 
@@ -219,26 +226,26 @@ def test_a_header_lie_makes_the_run_invalid(tmp_path: Path) -> None:
     api = only(verdict, "api")
     assert api.server.valid
     assert api.client.valid
-    assert api.lies == {"remaining-over-budget": 2}
-    assert api.kinds == {"remaining-over-budget"}
+    assert api.header_lies == {"remaining-over-budget": 2}
+    assert api.found == {"remaining-over-budget"}
     assert not api.valid
     assert not verdict.valid
     assert api.to_json()["header_lie_examples"] == {"remaining-over-budget": witness}
     text = summary(verdict)
     assert f"api header lie remaining-over-budget: {witness}" in text
-    assert text.endswith("\nviolations found")
+    assert "Load: violations found." in text
 
 
 def test_a_run_with_no_client_json_is_judged_by_its_journals(tmp_path: Path) -> None:
     traffic(tmp_path, "login", logins("alice", 1))
     verdict = judge(tmp_path, Rules(DEFAULT_RULES, RULES.outbound), NO_TTLS, 0.0)
     login = only(verdict, "login")
-    assert (login.lies, login.latency_ms, login.client_outcomes) == ({}, {}, {})
+    assert (login.header_lies, login.latency_ms, login.client_outcomes) == ({}, {}, {})
     assert verdict.valid
     assert verdict.to_json()["requests_per_second"] == 0.0
-    assert summary(verdict).endswith("\nno violation")
+    assert "Load: no violation, no header lie." in summary(verdict)
 
 
 def test_a_run_without_traffic_says_so(tmp_path: Path) -> None:
     text = summary(judge(tmp_path, RULES, NO_TTLS, 3.0))
-    assert text == "no request reached a rate-limited endpoint in 3.0 s"
+    assert text.startswith("Load: no request reached a rate-limited endpoint in 3.0 s.")

@@ -50,7 +50,7 @@ def test_a_swarm_exposes_broken_limiters_and_clears_a_correct_one(
 ) -> None:
     rules = default_rules().with_default(limiter, None)
     run_dir, verdict = run.run_load(run.System(rules, redis_server, 4), swarm())
-    (api,) = [r for r in verdict.rules if r.rule.name == "api"]
+    (api,) = [r for r in verdict.rules if r.name == "api"]
     assert api.server.kinds == expected
     assert api.server.operations > 500  # the swarm did run
     assert verdict.valid == (not expected)
@@ -67,7 +67,7 @@ def test_the_boundary_attack_is_caught_when_judged_by_the_sliding_window(
 ) -> None:
     rules = default_rules().with_default(None, None, "sliding-window:limit=10,window=1")
     _, verdict = run.run_load(run.System(rules, redis_server, 2), swarm(4, "boundary"))
-    (api,) = [r for r in verdict.rules if r.rule.name == "api"]
+    (api,) = [r for r in verdict.rules if r.name == "api"]
     assert "over-admission" in api.server.kinds
     assert not api.lies
 
@@ -125,10 +125,10 @@ def test_bad_input_is_one_line_and_exit_2(
 def test_a_remaining_that_promises_too_much_is_a_header_lie(redis_server: RedisServer) -> None:
     rules = default_rules().with_default("tests.harness.load.plugins:boastful", None)
     _, verdict = run.run_load(run.System(rules, redis_server, 2), swarm(4))
-    (api,) = [r for r in verdict.rules if r.rule.name == "api"]
+    (api,) = [r for r in verdict.rules if r.name == "api"]
     assert api.server.valid  # it decides right; only its headers lie
-    assert api.lies.get("remaining-broken-promise", 0) > 0
-    assert "remaining-broken-promise" in api.lie_examples
+    assert api.header_lies.get("remaining-broken-promise", 0) > 0
+    assert "remaining-broken-promise" in api.header_lie_examples
     assert not verdict.valid
 
 
@@ -144,7 +144,7 @@ def test_a_killed_instance_leaves_its_requests_in_flight_unknown(
         fleet.instances[0].kill()
         sender.join(timeout=10)
     verdict = judge(tmp_path, rules, {}, 1.0)
-    (api,) = [r for r in verdict.rules if r.rule.name == "api"]
+    (api,) = [r for r in verdict.rules if r.name == "api"]
     assert api.server.metrics["outcomes"] == {"allowed": 1, "unknown": 1}
     history = read_history(tmp_path / "history" / "api.history.jsonl")
     (lost,) = [op for op in history if op.outcome == "unknown"]
@@ -163,7 +163,7 @@ def test_two_locust_processes_report_every_client_to_the_master(
     rules = default_rules().with_default("in-memory", None)
     two = run.Swarm(run.locustfile_path("burst"), 30, 30, duration=5, processes=2)
     run_dir, verdict = run.run_load(run.System(rules, redis_server, 2), two)
-    (api,) = [r for r in verdict.rules if r.rule.name == "api"]
+    (api,) = [r for r in verdict.rules if r.name == "api"]
     assert len(list((run_dir / "journals" / "client" / "api").glob("*.jsonl"))) == 2
     seen = sum(api.client_outcomes.values())
     assert seen == api.latency_ms["count"]
@@ -176,7 +176,7 @@ def test_two_locust_processes_report_every_client_to_the_master(
 def test_a_swarm_on_a_redis_cluster(cluster_server: RedisServer) -> None:
     system = run.System(default_rules(), cluster_server, 2, cluster=True)
     _, verdict = run.run_load(system, swarm(4, "tenants"))
-    by_rule = {r.rule.name: r for r in verdict.rules}
+    by_rule = {r.name: r for r in verdict.rules}
     for name in ("api", "api-pro"):  # a fixed window and a token bucket, both atomic Lua
         assert by_rule[name].server.operations > 100
         assert by_rule[name].valid
@@ -191,7 +191,9 @@ def test_a_limiter_that_never_decides_ends_with_exit_2_and_its_failure(
     args += ["--instances", "1", "--users", "5", "--redis-url", redis_server.url]
     assert main(args) == 2
     out, err = capsys.readouterr()
-    assert "failed (the first time: TypeError: a limiter returned 'maybe'" in out
+    shown = " ".join(out.split())  # as the terminal wraps it
+    assert "Load: nothing decided by api: its limiter failed every request." in shown
+    assert "failed (the first time: TypeError: a limiter returned 'maybe'" in shown
     (line,) = [line for line in err.splitlines() if line.startswith("error:")]
     assert "decided nothing" in line
     assert "expected a bool or an object with .allowed" in line

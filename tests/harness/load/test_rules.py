@@ -2,9 +2,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.history.loads import OUTBOUND
 from harness.load.rules import (
     DEFAULT_OUTBOUND,
-    OUTBOUND,
     Rule,
     Rules,
     RulesError,

@@ -1,0 +1,53 @@
+"""SIGTERM ends a command even when the exit it raises lands in a finalizer and is swallowed."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+CHILD = textwrap.dedent(
+    """
+    import os, signal, sys, weakref
+    from harness.terminate import exit_on_sigterm, pause
+
+    class Resource:
+        pass
+
+    exit_on_sigterm()
+    held = Resource()
+    # the signal comes while a finalizer runs: the SystemExit raised there is only printed
+    weakref.finalize(held, os.kill, os.getpid(), signal.SIGTERM)
+    del held
+    print("still running", flush=True)
+    pause(%s)
+    print("paused to the end", flush=True)
+    """
+)
+
+
+def _run(seconds: float) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-c", CHILD % seconds],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
+def test_a_pause_after_a_swallowed_sigterm_exits_at_once() -> None:
+    done = _run(30)
+    assert "Exception ignored" in done.stderr  # the exit was swallowed where it was raised
+    assert done.stdout == "still running\n"  # and the process went on, to the pause
+    assert done.returncode == 143  # which ended it at once, not 30 s later
+
+
+def test_a_pause_without_a_signal_sleeps_its_time() -> None:
+    child = CHILD.replace("weakref.finalize(held, os.kill, os.getpid(), signal.SIGTERM)", "")
+    done = subprocess.run(
+        [sys.executable, "-c", child % 0.05], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    assert (done.returncode, done.stdout) == (0, "still running\npaused to the end\n")
