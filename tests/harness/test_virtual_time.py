@@ -5,6 +5,7 @@ real time again."""
 from __future__ import annotations
 
 import time
+from itertools import accumulate
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,7 @@ pytestmark = pytest.mark.integration
 
 # a Lua script's own TIME, in microseconds (what a limiter on the server's clock reads)
 SCRIPT_TIME = "local t = redis.call('TIME') return t[1] * 1000000 + t[2]"
+GAPS_US = (1, 2, 137, 499, 901)  # between one write and the next, forth
 CPUINFO = Path("/proc/cpuinfo")
 CONSTANT_TSC = CPUINFO.exists() and " constant_tsc" in CPUINFO.read_text()
 
@@ -50,18 +52,17 @@ def test_time_and_expiry_follow_the_clock_file(virtual_server: RedisServer) -> N
 def test_time_is_the_instant_written_to_the_microsecond(virtual_server: RedisServer) -> None:
     client = redis.Redis.from_url(virtual_server.url)
     clock = ServerClock(virtual_server.clock_file)
-    # forth in steps of 1 us to 0.9 ms, across whole milliseconds and seconds, then back
-    forth = [START + 59.99 + step * 0.000137 + (step % 7) * 0.000001 for step in range(400)]
-    back = [START - step * 0.0123457 for step in range(100)]
+    # forth by gaps of 1 us to 0.9 ms, across whole milliseconds and seconds; then back
+    gaps = (GAPS_US[step % len(GAPS_US)] for step in range(400))
+    forth = list(accumulate(gaps, initial=round((START + 59.99) * 1_000_000)))
+    back = [round(START * 1_000_000) - step * 12_345_678 for step in range(100)]
     told: list[tuple[int, ...]] = []
-    for instant in forth + back:
-        clock.set(instant)
+    for written in forth + back:
+        clock.set(written / 1_000_000)
         as_command = [server_microseconds(client) for _ in range(3)]  # at once, then again
         told.append((*as_command, int(client.eval(SCRIPT_TIME, 0))))
-    written = [round(instant * 1_000_000) for instant in forth + back]
-    assert told == [(us, us, us, us) for us in written]
-    as_told = [readings[0] for readings in told[: len(forth)]]
-    assert as_told == sorted(set(as_told))  # forth: strictly later each time
+    # exact each time, so never behind the instant before it
+    assert told == [(written,) * 4 for written in forth + back]
     client.close()
 
 
