@@ -15,10 +15,6 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 NEMESIS_ALL = "crash,stall,skew"
-STEADY_TIME = (
-    "a TIME that never runs backwards within a millisecond on the server on virtual time (its "
-    "microseconds are the real clock's, so a later request may be dated up to 1 ms earlier)"
-)
 
 
 @dataclass(frozen=True)
@@ -182,7 +178,6 @@ ROWS = (
         CLEAN,
         "throttled/rate_limiter/gcra.py RedisLimitAtomicActionSpec.SCRIPTS: one Lua script on "
         "the server's TIME to the microsecond keeps the theoretical arrival time, with a TTL",
-        (STEADY_TIME,),
     ),
     Row(
         "pyrate-limiter 2.10.0 RedisBucket",

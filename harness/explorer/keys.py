@@ -82,8 +82,8 @@ class ServerExpiry:
 
     real_time = False  # every expiry on this server is the run's own
 
-    def __init__(self, clock: ServerClock, now: float) -> None:
-        self.clock = clock
+    def __init__(self, clock: ServerClock, client: Any, now: float) -> None:
+        self.clock, self.client = clock, client
         clock.set(now)
 
     def after(self, keys: tuple[str, ...], now: float, sent: float) -> None:
@@ -92,13 +92,8 @@ class ServerExpiry:
     def advance(self, now: float) -> None:
         self.clock.set(now)
 
-    def ready(self) -> None:
-        """Before the server is next used: it must have the time last set."""
-        self.clock.settle()
-
     def snapshot(self, now: float) -> dict[str, float]:
-        self.clock.settle()
-        return server_ttls(self.clock.client)
+        return server_ttls(self.client)
 
 
 class Expiry:
@@ -135,9 +130,6 @@ class Expiry:
                 self.slowed.pop(key, None)
             else:
                 self._set(key, deadline, now)
-
-    def ready(self) -> None:
-        """Before Redis is next used: nothing to wait for."""
 
     def snapshot(self, now: float) -> dict[str, float]:
         """Every key and its TTL in virtual seconds (-1: none). A key the explorer never saw

@@ -100,7 +100,7 @@ class Run:
         self.setup, self.admin = setup, admin
         self.time = VirtualTime()
         self.expiry: Expiry | ServerExpiry = (
-            ServerExpiry(ServerClock(setup.clock_file, admin), self.time.now)
+            ServerExpiry(ServerClock(setup.clock_file), admin, self.time.now)
             if setup.clock_file
             else Expiry(admin)
         )
@@ -125,8 +125,9 @@ class Run:
         def make(instance: Instance) -> Limiter:
             client = redis.Redis.from_url(self.setup.url)
             self.clients.append(client)
-            # a catalogue script gets the run's time as its now, to the microsecond (the
-            # server's own TIME is exact only to the millisecond: see provision.virtual_time)
+            # a catalogue script gets the run's time as its now, to the microsecond: the
+            # instant a server on virtual time gives as TIME, and one a Redis that keeps real
+            # time cannot give
             return build(client, self.setup.policy, clock=instance.clock, server_clock=self.time)
 
         return make
@@ -209,7 +210,6 @@ class Run:
         slot = self.slots[step.instance]
         if slot.dead:
             return
-        self.expiry.ready()
         if slot.busy:
             slot.sent = True
             event = slot.instance.go()

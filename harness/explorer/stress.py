@@ -25,7 +25,7 @@ MAX_REQUESTS = 20_000  # per thread, besides the time bound
 def stress(setup: Setup, seconds: float, threads: int = 4, identity: str = "user:1") -> Verdict:
     admin = redis.Redis.from_url(setup.url)
     if setup.clock_file:  # a server on virtual time: real clocks here
-        ServerClock(setup.clock_file, admin).follow_real_time()
+        ServerClock(setup.clock_file).follow_real_time()
     keyspace = Keyspace(admin, flush=setup.flush)
     build = resolve(setup.limiter)
     history: list[Operation] = []
