@@ -3,6 +3,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.rundir import rejudge
 from reports import build, build_instances
 
 PNG = b"\x89PNG\r\n\x1a\n"
@@ -82,3 +83,12 @@ def test_a_saved_race_of_another_shape_is_refused_in_one_line(race_file: Path) -
     race_file.write_text('{"limiter": "x", "trace": ["  1. app-0 t=0.000  check(a)"]}')
     with pytest.raises(ValueError, match=r"trace\.json: not a saved race \(KeyError\('policy'\)\)"):
         build(race_file, race_file.parent / "out")
+
+
+@pytest.mark.parametrize("source", ["race_test_dir", "race_dir"])  # (load_dir's is trimmed)
+def test_each_run_directory_read_here_is_judged_again_as_it_was_recorded(
+    source: str, request: pytest.FixtureRequest
+) -> None:
+    again = rejudge(request.getfixturevalue(source))
+    assert again
+    assert all(r.same for r in again), [r.name for r in again if not r.same]
