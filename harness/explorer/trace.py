@@ -4,12 +4,11 @@ to replay it against a fresh Redis."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from pathlib import Path
 
 from harness.checkers import Verdict
 from harness.errors import HarnessError
-from harness.explorer.actions import Action, from_json, to_json
+from harness.explorer.actions import from_json, to_json
 from harness.explorer.run import RunResult, Setup, run_schedule
 from harness.history.races import SavedRace, shown
 from harness.rundir import keep_judged
@@ -20,16 +19,6 @@ ATTEMPTS = 3
 
 class TraceError(HarnessError):
     """A trace file that cannot be read."""
-
-
-@dataclass(frozen=True)
-class SavedTrace:
-    limiter: str
-    policy: Policy
-    judged_by: Policy
-    instances: int
-    violations: tuple[str, ...]
-    actions: tuple[Action, ...]
 
 
 def render(result: RunResult) -> list[str]:
@@ -54,33 +43,32 @@ def save(path: str | os.PathLike[str], setup: Setup, result: RunResult, verdict:
     )
 
 
-def load(path: str | os.PathLike[str]) -> SavedTrace:
+def load(path: str | os.PathLike[str]) -> SavedRace:
+    """The race saved at ``path``, its policies and actions checked; TraceError if not."""
     try:
         saved = SavedRace.read(path)
-        return SavedTrace(
-            limiter=saved.limiter,
-            policy=Policy.parse(saved.policy),
-            judged_by=Policy.parse(saved.judged_by),
-            instances=saved.instances,
-            violations=tuple(saved.violations),
-            actions=tuple(from_json(action) for action in saved.actions),
-        )
+        for policy in (saved.policy, saved.judged_by):
+            Policy.parse(policy)
+        for action in saved.actions:
+            from_json(action)
     except OSError as error:
         raise TraceError(f"{path}: {error.strerror or error}") from None
     except (ValueError, KeyError, TypeError) as error:
         raise TraceError(f"{path}: not a trace file ({error})") from None
+    return saved
 
 
 def replay(
-    saved: SavedTrace, url: str, *, flush: bool = True, clock_file: str = ""
+    saved: SavedRace, url: str, *, flush: bool = True, clock_file: str = ""
 ) -> tuple[RunResult, Verdict]:
     """Run the saved actions again and judge the new history (``flush`` and ``clock_file``:
     as ``Setup``'s). A void run (real time reached it) is run again, up to ``ATTEMPTS`` times
     in all."""
-    policy, judged_by = saved.policy, saved.judged_by
+    policy, judged_by = Policy.parse(saved.policy), Policy.parse(saved.judged_by)
+    actions = [from_json(action) for action in saved.actions]
     setup = Setup(saved.limiter, policy, saved.instances, url, judged_by, flush, clock_file)
     for _ in range(ATTEMPTS - 1):
-        result, verdict = run_schedule(setup, saved.actions)
+        result, verdict = run_schedule(setup, actions)
         if not result.void:
             return result, verdict
-    return run_schedule(setup, saved.actions)
+    return run_schedule(setup, actions)
