@@ -22,8 +22,9 @@ last figures. ``{"benches": {name: entry}}``, in the order of ``BENCHES``, each 
 - ``date`` (UTC) and ``commit`` (``git rev-parse --short HEAD``) it was measured on, and
   ``dirty``: whether files other than the docs (``*.md``) and these results differed from it;
 - ``quick`` and ``arguments``: how the benchmark was run (``[]``: its own defaults);
-- ``machine``: ``cores``, ``python``, and ``servers``: the versions of the ``embedded`` Redis,
-  the ``explorer``'s server (on virtual time) and the ``default`` one (and how it was started);
+- ``machine``: ``cores``; ``load``, the 1-minute load average before the run began (the work
+  of others, on a shared machine); ``python``; and ``servers``: the versions of the
+  ``embedded`` Redis, the explorer's (on virtual time) and the ``default`` one (and how started);
 - ``seconds`` (its wall time) and ``rows`` (its JSON line's).
 
 ``load_verdicts.py`` takes tens of minutes, so it runs only with ``--with-load-verdicts``.
@@ -115,13 +116,20 @@ def server_version(server: RedisServer) -> str:
 
 
 def machine() -> dict[str, Any]:
-    """The cores, Python, and the servers the benchmarks use: the embedded one, the explorer's,
-    and the one ``provision()`` picks when told nothing (``load``'s, ``race_speed``'s)."""
+    """The cores, how busy they were, Python, and the servers the benchmarks use: the embedded
+    one, the explorer's, and the one ``provision()`` picks when told nothing (``load``'s,
+    ``race_speed``'s)."""
+    load = round(os.getloadavg()[0], 1)  # before this run starts anything: other work
     with provision("embedded") as embedded, provision_explorer() as explorer:
         servers = {"embedded": server_version(embedded), "explorer": server_version(explorer)}
     with provision() as default:
         servers["default"] = f"{server_version(default)} ({default.how})"
-    return {"cores": os.cpu_count(), "python": platform.python_version(), "servers": servers}
+    return {
+        "cores": os.cpu_count(),
+        "load": load,
+        "python": platform.python_version(),
+        "servers": servers,
+    }
 
 
 def provenance(today: datetime.date, quick: bool) -> dict[str, Any]:

@@ -32,7 +32,8 @@ def measured(benches: Benches, names: list[str], servers: list[str]) -> str:
         entry = benches[name]
         machine = entry["machine"]
         dirty = " with uncommitted changes" if entry["dirty"] else ""
-        about = [f"{machine['cores']} cores", f"Python {machine['python']}"]
+        about = [f"{machine['cores']} cores", f"load average {machine['load']:.1f} before the run"]
+        about.append(f"Python {machine['python']}")
         about += [SERVERS[server].format(machine["servers"][server]) for server in servers]
         run = f"on {entry['date']} at commit `{entry['commit']}`{dirty} ({', '.join(about)})"
         command = " ".join([f"bench/{name}.py", *entry["arguments"]])
