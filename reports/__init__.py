@@ -1,6 +1,7 @@
 """The report builders: a run directory (race-test or load) or a saved race in, ``summary.md``,
 ``junit.xml``, PNG plots and a self-contained ``report.html`` out. They read only what the run
-wrote, never a live run; each output format is one module.
+wrote, never a live run; each output format is one module. ``bench_docs`` does the same for
+``make bench``'s results: the docs' figure blocks, rendered from ``bench/results.json``.
 """
 
 from __future__ import annotations
