@@ -3,7 +3,7 @@ VENV := .venv
 PY := $(VENV)/bin/python
 LOCAL_REDIS_IMAGE := ratelimit-harness/redis:local
 
-.PHONY: venv shim race-test load report study test test-all lint unit corpus doctor bench redis-image clean
+.PHONY: venv shim race-test load report study test test-all lint unit corpus doctor bench docs redis-image clean
 
 venv: $(VENV)/.installed shim
 
@@ -46,6 +46,9 @@ doctor: venv
 
 bench: venv
 	$(PY) bench/table.py $(BENCH_ARGS)
+
+docs: venv
+	$(PY) -m reports.bench_docs --check
 
 redis-image:
 	scripts/build-redis-image.sh $(LOCAL_REDIS_IMAGE)

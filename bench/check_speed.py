@@ -82,6 +82,9 @@ def main() -> None:
                     "value": operations / total,
                     "unit": "/s",
                     "note": note,
+                    "read_s": read,
+                    "check_s": checked,
+                    "operations": operations,
                 }
             )
     if args.json:

@@ -189,7 +189,8 @@ def ratio(rates: Rates, name: str, other: str) -> float:
 
 def rows(mode: str, rates: Rates, server: dict[str, float]) -> list[dict[str, Any]]:
     """One row per candidate: its best decisions/s, the ratios to raw EVALSHA and to limits'
-    nearest strategy (None where there is none to compare), and the server's microseconds."""
+    nearest strategy (None, and no nearest, where there is none to compare), and the server's
+    microseconds."""
     nearest = {name: f"limits {strategy}" for name, (_, strategy) in LIMITERS.items()}
     table = []
     for name, each in rates.items():
@@ -202,12 +203,14 @@ def rows(mode: str, rates: Rates, server: dict[str, float]) -> list[dict[str, An
         table.append(
             {
                 "measure": f"decisions/s, {mode}",
+                "workers": MODES[mode],
                 "what": name,
                 "value": round(rate),
                 "unit": "/s",
                 "note": f"{note}; server {server[name]:.1f} us",
                 "vs_raw": round(vs_raw, 3),
                 "vs_limits": None if vs_limits is None else round(vs_limits, 3),
+                "nearest": None if vs_limits is None else nearest[name],
                 "server_us": server[name],
             }
         )

@@ -17,6 +17,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from harness.history import (
     Operation,
@@ -102,6 +103,18 @@ def merging_speed(directory: Path, journals: int, ops: int) -> float:
     return elapsed
 
 
+def figure(what: str, value: float, unit: str, note: str, operations: int) -> dict[str, Any]:
+    """One row of the ``--json`` line."""
+    return {
+        "measure": "history",
+        "what": what,
+        "value": value,
+        "unit": unit,
+        "note": note,
+        "operations": operations,
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ops", type=int, default=200_000, help="recorded operations")
@@ -141,14 +154,12 @@ def main() -> None:
     for what, value, detail in rows:
         print(f"{what:<{width}}  {value:>16}  {detail}")
     if args.json:
-        figures = [
-            ("recording cost", recorded - bare, "us/op", rows[0][2]),
-            ("read_history", args.lines / read_seconds, "ops/s", rows[1][0]),
-            ("merge_journals", merged_ops / merge_seconds, "ops/s", rows[2][0]),
-        ]
         measured = [
-            {"measure": "history", "what": what, "value": value, "unit": unit, "note": note}
-            for what, value, unit, note in figures
+            figure("recording cost", recorded - bare, "us/op", rows[0][2], args.ops),
+            figure("read_history", args.lines / read_seconds, "ops/s", rows[1][0], args.lines)
+            | {"seconds": read_seconds},
+            figure("merge_journals", merged_ops / merge_seconds, "ops/s", rows[2][0], merged_ops)
+            | {"seconds": merge_seconds},
         ]
         print(json.dumps({"bench": "history_overhead", "rows": measured}))
 

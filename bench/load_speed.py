@@ -91,7 +91,8 @@ def middleware_cost(seconds: float) -> list[dict[str, Any]]:
             cost = (1 / limited - 1 / bare) * 1e6
             print(f"{limiter:20} {bare:>11,.0f} {limited:>14,.0f} {cost:>16.0f}")
             note = f"{limited:,.0f} req/s limited, {bare:,.0f} bare"
-            rows.append(figure("load: middleware cost", limiter, cost, "us/req", note))
+            row = figure("load: middleware cost", limiter, cost, "us/req", note)
+            rows.append({**row, "bare": bare, "limited": limited})
     print()
     return rows
 
@@ -119,9 +120,8 @@ def locust_ceiling(seconds: float) -> list[dict[str, Any]]:
             rate = float(verdict["requests_per_second"])  # type: ignore[arg-type]
             print(f"{processes:16} {64:>5} {rate:>8,.0f} {rate / processes:>18,.0f}")
             note = f"{rate / processes:,.0f} per process, 64 users"
-            rows.append(
-                figure("load: Locust ceiling", f"{processes} process(es)", rate, "req/s", note)
-            )
+            row = figure("load: Locust ceiling", f"{processes} process(es)", rate, "req/s", note)
+            rows.append({**row, "processes": processes})
     print()
     return rows
 
@@ -141,7 +141,8 @@ def limiter_latency(seconds: float) -> list[dict[str, Any]]:
             f" {latency['p99.9']:>8.2f}"
         )
         note = f"p50 {latency['p50']:.2f} ms, p99 {latency['p99']:.2f} ms, 4 instances"
-        rows.append(figure("load: default swarm", limiter, rate, "req/s", note))
+        row = figure("load: default swarm", limiter, rate, "req/s", note)
+        rows.append({**row, "latency_ms": {q: latency[q] for q in ("p50", "p99", "p99.9")}})
     return rows
 
 

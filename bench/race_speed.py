@@ -80,6 +80,14 @@ def json_row(label: str, flaw: str, figures: dict[str, Any]) -> dict[str, Any]:
         "value": statistics.median(figures["to_find"]),
         "unit": "s",
         "note": note,
+        "limiter": label,
+        "flaw": flaw,
+        "stages": figures["stages"],
+        "schedules": statistics.median(figures["schedules"]),
+        "with_shrinking": max(figures["in_all"]),
+        "actions": list(figures["actions"]),
+        "missed": figures["missed"],
+        "ratio": figures["ratio"],
     }
 
 

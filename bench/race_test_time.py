@@ -55,10 +55,12 @@ def main() -> None:
             f"{shown:>5} {seconds:>7.1f} {first / seconds:>8.2f} {per_second:>11,.0f}  {verdicts}"
         )
         note = f"x{first / seconds:.2f} of the first; {verdicts}"
-        rows.append(_row("race-test wall time", f"--jobs {shown}", seconds, "s", note))
+        wall = _row("race-test wall time", f"--jobs {shown}", seconds, "s", note)
+        rows.append({**wall, "all_match": bool(table["all_match"])})
         if explorer is None:
             note = f"{schedules:,} schedules in {searched:.0f} s of rows, --jobs {shown}"
             explorer = _row("explorer", "schedules/s", per_second, "/s", note)
+            explorer |= {"schedules": schedules, "seconds": searched}
     if args.json:
         print(json.dumps({"bench": "race_test_time", "rows": [*rows, explorer]}))
     sys.exit(0 if matched else 1)

@@ -75,6 +75,10 @@ def _row(limiter: str, ours: list[float], ratios: list[float]) -> dict[str, Any]
         "value": statistics.median(ours),
         "unit": "/s",
         "note": note,
+        "rounds": len(ours),
+        "slowest": min(ours),
+        "fastest": max(ours),
+        "vs_other": statistics.median(ratios) if ratios else None,
     }
 
 

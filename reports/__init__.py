@@ -2,7 +2,9 @@
 race in, ``summary.md``, ``junit.xml``, PNG plots and a self-contained ``report.html`` out, each
 rendering one ``tables.Report`` of the run (the terminal shows it too: ``terminal``). They read
 only what the run wrote, never a live run; each output format is one module. The plots' modules
-(matplotlib, slow to import) are imported only when a plot is drawn.
+(matplotlib, slow to import) are imported only when a plot is drawn. ``bench_docs``
+does the same for ``make bench``'s results: the docs' figure blocks, rendered from
+``bench/results.json``.
 """
 
 from __future__ import annotations

@@ -24,11 +24,14 @@ def write(path: Path, report: Report) -> Path:
 
 
 def _table(table: Table) -> list[str]:
-    return [
-        _line(table.headers),
-        _line(["---"] * len(table.headers)),
-        *(_line([_MARK.get(cell, cell) for cell in row]) for row in table.rows),
-    ]
+    return table_lines(
+        table.headers, [[_MARK.get(cell, cell) for cell in row] for row in table.rows]
+    )
+
+
+def table_lines(headers: list[str], rows: list[list[str]]) -> list[str]:
+    """A Markdown table, one string per line; a ``|`` in a cell is escaped."""
+    return [_line(headers), _line(["---"] * len(headers)), *(_line(row) for row in rows)]
 
 
 def _line(cells: list[str]) -> str:
