@@ -12,8 +12,6 @@ the harness starts, once per session). The explorer is imported only when a test
 
 from __future__ import annotations
 
-import itertools
-import types
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -26,8 +24,6 @@ if TYPE_CHECKING:
 
 # factory objects passed to ``race``, each under a name that ``limiters.resolve`` imports like
 # any ``module:attribute`` plug-in, so the explorer (and its instance threads) needs nothing new
-factories = types.SimpleNamespace()
-_numbers = itertools.count(1)
 
 
 @dataclass(frozen=True)
@@ -136,14 +132,14 @@ def _race(
     from harness.explorer.unseen import said
     from limiters import Policy, resolve
 
-    name, label = _named(limiter)
-    resolve(name)  # a bad name fails here, with the plug-in's own message
+    resolve(limiter)  # a bad name fails here, with the plug-in's own message
+    label = limiter if isinstance(limiter, str) else getattr(limiter, "__name__", repr(limiter))
     parsed = Policy.parse(policy)
     budget = PROFILES[profile] * (FLAW_BUDGET if flaw else 1)
     budget = budget if max_examples is None else max_examples
     judged_by = Policy.parse(judge_by) if judge_by else None
     space = space_for(nemesis, max_skew)
-    asked = RaceSpec(name, parsed, judged_by, space, instances, budget, seed)
+    asked = RaceSpec(limiter, parsed, judged_by, space, instances, budget, seed)
     setup = asked.on_server(server, flush=claim(server, flush=False))
     found = asked.search(setup, shows(flaw) if flaw else any_violation)
     counted = setup.count_unseen
@@ -156,16 +152,3 @@ def _race(
     result = RaceResult(label, str(parsed), frozenset(found.kinds), trace, found, unscheduled)
     print(repr(result))  # captured: pytest shows it whole when the test fails (asserts shorten it)
     return result
-
-
-def _named(limiter: str | Callable[..., Any]) -> tuple[str, str]:
-    """The name the explorer resolves, and the one to show: a factory object is registered in
-    ``factories`` and named as a plug-in of this module."""
-    if isinstance(limiter, str):
-        return limiter, limiter
-    if not callable(limiter):
-        raise TypeError(f"race() takes a limiter name or a factory, not {limiter!r}")
-    attribute = f"factory_{next(_numbers)}"
-    setattr(factories, attribute, limiter)
-    label = getattr(limiter, "__name__", type(limiter).__name__)
-    return f"{__name__}:factories.{attribute}", label

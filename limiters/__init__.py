@@ -9,7 +9,7 @@ from typing import Any
 from limiters.base import Clock, Limiter
 from limiters.catalogue import CATALOGUE, Entry, Flaw
 from limiters.decision import Decision
-from limiters.plugin import PluginError, plugin_builder
+from limiters.plugin import PluginError, name_of, plugin_builder
 from limiters.policy import KINDS, Policy, PolicyError
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "PolicyError",
     "UnknownLimiter",
     "build",
+    "name_of",
     "resolve",
 ]
 
@@ -33,9 +34,14 @@ class UnknownLimiter(ValueError):
     """A name that is neither in the catalogue nor a ``module:attribute``."""
 
 
-def resolve(name: str) -> Callable[..., Limiter]:
+def resolve(name: str | Callable[..., Any]) -> Callable[..., Limiter]:
     """What builds the limiter called ``name``, as ``builder(client, policy, **clocks)``: a
-    catalogue entry, or a plug-in (imported now, so a bad name fails before any Redis starts)."""
+    catalogue entry, or a plug-in (imported now, so a bad name fails before any Redis starts),
+    named ``module:attribute`` or given as the factory itself."""
+    if not isinstance(name, str):
+        if not callable(name):
+            raise UnknownLimiter(f"a limiter is a name or a factory, not {name!r}")
+        return plugin_builder(name)
     if name in CATALOGUE:
         return CATALOGUE[name].build
     if ":" in name:

@@ -134,10 +134,22 @@ async def _awaited(answer: Awaitable[object]) -> object:
     return await answer
 
 
-def plugin_builder(spec: str) -> Callable[..., PluginLimiter]:
-    """Import the factory now; build with ``builder(client, policy)``. A plug-in reads its own
-    clock, so the clock keywords the catalogue's limiters take are ignored."""
-    factory = load_factory(spec)
+def name_of(limiter: str | Callable[..., Any]) -> str:
+    """A limiter's name: a catalogue name or ``module:attribute`` as given; a factory object as
+    ``module:qualified.name`` (importable as that when it is defined at a module's top level)."""
+    if isinstance(limiter, str):
+        return limiter
+    name = getattr(limiter, "__qualname__", type(limiter).__qualname__)
+    return f"{getattr(limiter, '__module__', '?')}:{name}"
+
+
+def plugin_builder(factory: str | Callable[..., Any]) -> Callable[..., PluginLimiter]:
+    """The factory ``module:attribute`` imported now (or given as it is); build with
+    ``builder(client, policy)``. A plug-in reads its own clock, so the clock keywords the
+    catalogue's limiters take are ignored."""
+    spec = name_of(factory)
+    if isinstance(factory, str):
+        factory = load_factory(factory)
     asynchronous = inspect.iscoroutinefunction(factory)
 
     def builder(client: Any, policy: Policy, **_clocks: Any) -> PluginLimiter:

@@ -26,7 +26,7 @@ from harness.history.races import RaceTestRow, write_race_test
 from harness.provision import provision_explorer
 from harness.report import shown_in_terminal, write_report
 from harness.rundir import new_run_dir
-from limiters import CATALOGUE, Policy, PolicyError, resolve
+from limiters import CATALOGUE, Policy, PolicyError, name_of, resolve
 
 FINDERS = {"sweep": "the one-preemption sweep", "search": "Hypothesis' search"}
 
@@ -184,7 +184,7 @@ def _report_flaw(where: Path, setup: Setup, found: Exploration, number: int) -> 
     )
     needs = ", ".join(found.fault_labels)
     print(
-        f"{setup.limiter} with {setup.policy}: {', '.join(kinds)}, found by "
+        f"{name_of(setup.limiter)} with {setup.policy}: {', '.join(kinds)}, found by "
         f"{FINDERS[found.stage]} after {found.examples_to_find} schedules "
         f"({found.seconds_to_find:.2f} s); needs {needs}; {shrunk}:\n"
     )

@@ -42,7 +42,7 @@ from limiters.plugin import PluginLimiter
 
 @dataclass(frozen=True)
 class Setup:
-    limiter: str  # catalogue name or module:attribute
+    limiter: str | Callable[..., Any]  # catalogue name, module:attribute, or a factory
     policy: Policy  # what the limiter is built with
     instances: int
     url: str

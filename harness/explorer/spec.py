@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from harness.checkers import Verdict
 from harness.errors import BadArgument
@@ -25,11 +26,12 @@ def any_violation(verdict: Verdict) -> bool:
 
 @dataclass(frozen=True)
 class RaceSpec:
-    """The limiter (a catalogue name or ``module:attribute``), the policy it is built with
-    and the one its histories are judged by (None: the same), the faults a schedule may draw
-    (``space``), how many instances race, how many schedules a search may draw, and the seed."""
+    """The limiter (a catalogue name, ``module:attribute`` or a factory), the policy it is
+    built with and the one its histories are judged by (None: the same), the faults a schedule
+    may draw (``space``), how many instances race, how many schedules a search may draw, and
+    the seed."""
 
-    limiter: str
+    limiter: str | Callable[..., Any]
     policy: Policy
     judged_by: Policy | None = None
     space: Space = field(default_factory=Space)

@@ -12,7 +12,7 @@ from harness.explorer.actions import from_json, to_json
 from harness.explorer.run import RunResult, Setup, run_schedule
 from harness.history.races import SavedRace, shown
 from harness.rundir import keep_judged
-from limiters import Policy
+from limiters import Policy, name_of
 
 ATTEMPTS = 3
 
@@ -27,7 +27,7 @@ def render(result: RunResult) -> list[str]:
 
 def save(path: str | os.PathLike[str], setup: Setup, result: RunResult, verdict: Verdict) -> None:
     SavedRace(
-        limiter=setup.limiter,
+        limiter=name_of(setup.limiter),
         policy=str(setup.policy),
         judged_by=str(setup.judge),
         instances=setup.instances,

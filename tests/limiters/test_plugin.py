@@ -4,7 +4,7 @@ import pytest
 import redis
 import redis.asyncio
 
-from limiters import PluginError, Policy, UnknownLimiter, build
+from limiters import PluginError, Policy, UnknownLimiter, build, name_of, resolve
 from limiters.plugin import plugin_builder
 from tests.limiters import sample_plugin
 
@@ -79,3 +79,17 @@ def test_bad_plugins_are_refused_with_a_reason(spec: str, message: str) -> None:
 def test_unknown_names_list_the_catalogue() -> None:
     with pytest.raises(UnknownLimiter, match="known: naive-get-set, colleague"):
         build("fixed-window", None, FIXED)
+
+
+def test_a_factory_object_is_built_as_the_name_it_goes_by() -> None:
+    policy = Policy.parse("token-bucket:capacity=2,rate=1")
+    given = sample_plugin.rich_factory
+    assert name_of(given) == "tests.limiters.sample_plugin:rich_factory"  # importable as that
+    by_object, by_name = resolve(given)(None, policy), resolve(name_of(given))(None, policy)
+    assert [by_object.check("k").allowed for _ in range(3)] == [True, True, False]
+    assert [by_name.check("k").allowed for _ in range(3)] == [True, True, False]
+
+
+def test_what_is_neither_a_name_nor_a_factory_is_refused() -> None:
+    with pytest.raises(UnknownLimiter, match="a limiter is a name or a factory, not 42"):
+        resolve(42)  # type: ignore[arg-type]
