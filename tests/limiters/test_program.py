@@ -1,6 +1,7 @@
 """The line protocol: a limiter that is a program, driven one request at a time."""
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -13,7 +14,7 @@ POLICY = Policy.parse("fixed-window:limit=2,window=10")
 
 
 @pytest.fixture
-def program(tmp_path: Path) -> Program:
+def program(tmp_path: Path) -> Iterator[Program]:
     env = program_env("redis://127.0.0.1:1/0", POLICY, 1)
     started = Program(COUNTING, env, stderr=tmp_path / "stderr.log")
     yield started
