@@ -30,6 +30,7 @@ from __future__ import annotations
 import datetime
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -86,6 +87,19 @@ class ServerClock:
         fresh.replace(self.path)
 
 
+def on_clock_file(path: Path, preload: Sequence[Path]) -> dict[str, str]:
+    """What puts a process (the server, or a limiter's program) on the clock in ``path``, as
+    its environment's additions: ``preload`` (libfaketime first) and libfaketime's settings,
+    monotonic clocks left real so timers run."""
+    return {
+        "LD_PRELOAD": ":".join(str(each) for each in preload),
+        "FAKETIME_TIMESTAMP_FILE": str(path),
+        "FAKETIME_NO_CACHE": "1",
+        "DONT_FAKE_MONOTONIC": "1",
+        "TZ": "UTC",
+    }
+
+
 def server_microseconds(client: redis.Redis) -> int:
     """The server's ``TIME``, in microseconds since the epoch."""
     seconds, micros = client.time()
@@ -106,14 +120,7 @@ def start_on_virtual_time(preload: tuple[Path, ...] | None = None) -> RedisServe
     folder = tempfile.mkdtemp(prefix="rlh-clock-", dir=shm if shm.is_dir() else None)
     path = Path(folder, "now")
     ServerClock(path).set(START)
-    env = {
-        "LD_PRELOAD": ":".join(str(each) for each in preload),
-        "FAKETIME_TIMESTAMP_FILE": str(path),
-        "FAKETIME_NO_CACHE": "1",
-        "DONT_FAKE_MONOTONIC": "1",
-        "TZ": "UTC",
-    }
-    started = start_process(binary, env=env, how="virtual-time")
+    started = start_process(binary, env=on_clock_file(path, preload), how="virtual-time")
     stop = started.stop_callback
 
     def stop_and_clean() -> None:

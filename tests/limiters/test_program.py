@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.provision.virtual_time import START, ServerClock, library, on_clock_file
 from limiters import Decision, Policy
 from limiters.program import Program, ProgramError, ProgramLimiter, parse_answer, program_env
 
@@ -98,3 +99,22 @@ def test_a_command_that_does_not_exist_is_one_clear_error(tmp_path: Path) -> Non
 )
 def test_parse_answer(line: str, decision: Decision | None) -> None:
     assert parse_answer(line).decision == decision
+
+
+def test_a_program_on_a_clock_file_reads_the_time_written_there(tmp_path: Path) -> None:
+    clock = ServerClock(tmp_path / "now")
+    clock.set(START)
+    env = program_env("redis://127.0.0.1:1/0", POLICY, 0) | on_clock_file(clock.path, [library()])
+    program = Program([sys.executable, str(Path(__file__).parent / "programs" / "clock.py")], env)
+    try:
+        seen = []
+        for instant in (START, START + 10.25, START + 10.25, START - 3):  # frozen, then moved
+            clock.set(instant)
+            program.ask("a")
+            answer = program.answer(10.0)
+            assert answer is not None
+            assert answer.decision is not None
+            seen.append(answer.decision.now)
+        assert seen == pytest.approx([START, START + 10.25, START + 10.25, START - 3], abs=1e-6)
+    finally:
+        program.close()
