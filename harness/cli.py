@@ -24,7 +24,7 @@ from harness.provision import Unavailable, provision
 from harness.provision.doctor import diagnose
 from harness.rundir import rejudge
 from harness.terminate import exit_on_sigterm, pause
-from limiters import CATALOGUE, Policy, PolicyError, UnknownLimiter, resolve
+from limiters import CATALOGUE, Policy, PolicyError, ProgramError, UnknownLimiter, resolve
 from limiters.plugin import PluginError
 
 
@@ -50,6 +50,7 @@ def usage_errors() -> tuple[type[Exception], ...]:
         HarnessError,
         PolicyError,
         PluginError,
+        ProgramError,
         UnknownLimiter,
         HistoryError,
         Unavailable,

@@ -11,6 +11,7 @@ from limiters.catalogue import CATALOGUE, Entry, Flaw
 from limiters.decision import Decision
 from limiters.plugin import PluginError, name_of, plugin_builder
 from limiters.policy import KINDS, Policy, PolicyError
+from limiters.program import EXEC, ProgramError, program_builder
 
 __all__ = [
     "CATALOGUE",
@@ -23,6 +24,7 @@ __all__ = [
     "PluginError",
     "Policy",
     "PolicyError",
+    "ProgramError",
     "UnknownLimiter",
     "build",
     "name_of",
@@ -44,9 +46,11 @@ def resolve(name: str | Callable[..., Any]) -> Callable[..., Limiter]:
         return plugin_builder(name)
     if name in CATALOGUE:
         return CATALOGUE[name].build
+    if name.startswith(EXEC):
+        return program_builder(name.removeprefix(EXEC))
     if ":" in name:
         return plugin_builder(name)
-    known = f"{', '.join(CATALOGUE)} or module:attribute"
+    known = f"{', '.join(CATALOGUE)}, module:attribute or {EXEC}COMMAND"
     raise UnknownLimiter(f"unknown limiter {name!r}; known: {known}")
 
 

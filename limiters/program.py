@@ -14,6 +14,10 @@ that is neither is an answer that is not a decision (``Answer.error`` quotes it)
 to a file of the caller's (or is dropped). On end of input it should exit; one that does not is
 killed ``GRACE`` seconds later.
 
+A limiter named ``exec:COMMAND`` (``--limiter "exec:node my_limiter.js"``) is built as a
+``ProgramLimiter`` on one copy of the program (``program_builder``), wherever a limiter name
+goes; the race explorer runs several copies, each behind a scheduling proxy of its own.
+
 ``Program`` is the process, driven one request at a time: ``ask`` writes an identity, ``answer``
 waits (bounded) for the next line; a reader thread collects stdout so that a wait never blocks
 on a pipe. ``ProgramLimiter`` presents it as a ``Limiter`` (``check`` asks and waits).
@@ -29,14 +33,16 @@ import shlex
 import signal
 import subprocess
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from limiters.decision import Decision
+from limiters.plugin import url_of
 from limiters.policy import Policy
 
+EXEC = "exec:"  # a limiter named ``exec:COMMAND`` is that program (``program_builder``)
 GRACE = 2.0  # seconds a program has to exit once its input ends, before it is killed
 ANSWER_TIMEOUT = 10.0  # seconds ``ProgramLimiter.check`` waits for an answer
 FIELDS = ("remaining", "limit", "reset_at", "retry_after", "now")  # a JSON answer's optional
@@ -245,3 +251,16 @@ class ProgramLimiter:
 
     def close(self) -> None:
         self.program.close()
+
+
+def program_builder(command: str) -> Callable[..., ProgramLimiter]:
+    """Build with ``builder(client, policy)``: one copy of ``command`` (instance 0), its
+    ``REDIS_URL`` the server ``client`` is on. It reads its own clock, so the catalogue's clock
+    keywords are ignored."""
+    if not shlex.split(command):
+        raise ProgramError(f"{EXEC} needs a command, as in {EXEC}node my_limiter.js")
+
+    def builder(client: Any, policy: Policy, **_clocks: Any) -> ProgramLimiter:
+        return ProgramLimiter(Program(command, program_env(url_of(client), policy, 0)), policy)
+
+    return builder

@@ -5,9 +5,10 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 from harness.provision.virtual_time import START, ServerClock, library, on_clock_file
-from limiters import Decision, Policy
+from limiters import Decision, Policy, resolve
 from limiters.program import Program, ProgramError, ProgramLimiter, parse_answer, program_env
 
 COUNTING = [sys.executable, str(Path(__file__).parent / "programs" / "counting.py")]
@@ -118,3 +119,19 @@ def test_a_program_on_a_clock_file_reads_the_time_written_there(tmp_path: Path) 
         assert seen == pytest.approx([START, START + 10.25, START + 10.25, START - 3], abs=1e-6)
     finally:
         program.close()
+
+
+def test_a_limiter_named_exec_is_that_program_on_the_clients_server() -> None:
+    command = " ".join(COUNTING)
+    client = redis.Redis(host="127.0.0.1", port=1, db=2)  # never connected: the program's
+    limiter = resolve(f"exec:{command}")(client, POLICY)
+    assert isinstance(limiter, ProgramLimiter)
+    try:
+        assert [limiter.check("a").allowed for _ in range(3)] == [True, True, False]
+    finally:
+        limiter.close()
+
+
+def test_exec_without_a_command_is_refused() -> None:
+    with pytest.raises(ProgramError, match="exec: needs a command"):
+        resolve("exec:  ")
