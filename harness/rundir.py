@@ -13,6 +13,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import re
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -27,6 +28,7 @@ from limiters import Policy
 
 RUNS = Path("runs")
 MANIFEST = "manifest.json"
+LONGEST = 60  # characters of a run's name in its directory's name
 HISTORY, KEYS, VERDICT = ".history.jsonl", ".keys.jsonl", ".verdict.json"
 
 
@@ -37,7 +39,7 @@ class RunDirError(HarnessError):
 def new_run_dir(kind: str, name: str = "", root: Path | None = None) -> Path:
     """A new, empty run directory of its own, in ``root`` (``RUNS`` by default)."""
     root = RUNS if root is None else root
-    stem = "-".join(part for part in (kind, name.replace(":", "."), _now()) if part)
+    stem = "-".join(part for part in (kind, _word(name), _now()) if part)
     with writing(root):
         root.mkdir(parents=True, exist_ok=True)
         for n in itertools.count(1):
@@ -101,6 +103,13 @@ def rejudge(directory: Path) -> list[Rejudged]:
             raise RunDirError(f"{directory}: {name}: {error}") from None
         found.append(Rejudged(name, check(history, policy, ttls), recorded))
     return found
+
+
+def _word(name: str) -> str:
+    """A name as one word of a directory's name: a limiter's ``module:attr`` or ``exec:``
+    command line with what a path cannot hold (``/``, spaces) made dots, at most ``LONGEST``."""
+    word = re.sub(r"[^A-Za-z0-9_-]*[^A-Za-z0-9_.-][^A-Za-z0-9_-]*", ".", name).strip(".")
+    return word[:LONGEST].rstrip(".")
 
 
 def _now() -> str:

@@ -122,7 +122,11 @@ class Program:
         *,
         stderr: Path | None = None,
         cwd: Path | None = None,
+        on_output: Callable[[], None] = lambda: None,
     ) -> None:
+        """``on_output`` is called (in a thread of the program's) after each line it answers,
+        and when its output ends: to wake a caller that waits on other things too."""
+        self._on_output = on_output
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not self.argv:
             raise ProgramError("an empty command")
@@ -226,7 +230,9 @@ class Program:
         assert self.process.stdout is not None
         for line in self.process.stdout:
             self._lines.put(line.rstrip("\n"))
+            self._on_output()
         self._lines.put(_ENDED)
+        self._on_output()
 
     def _close_stderr(self) -> None:
         if not isinstance(self._err, int):

@@ -161,6 +161,8 @@ class SchedulingProxy:
         self._links: dict[int, _Link] = {}
         self._handlers: set[asyncio.Task[None]] = set()
         self._opened = 0  # connections, numbered as they open
+        # "host:port" of each connection to Redis made for the program, as the server sees it
+        self.upstream_addresses: set[str] = set()
         self._commands = itertools.count(1)
         self._failures: list[ProxyError] = []
         self._forwarded = self._passed = self._dropped = 0
@@ -349,11 +351,18 @@ class SchedulingProxy:
                 writer.transport.abort()
                 return
             self._opened += 1
+            local = upstream.get_extra_info("sockname")
+            if local:
+                self.upstream_addresses.add(f"{local[0]}:{local[1]}")
             link = _Link(self._opened, writer, upstream)
             self._links[link.number] = link
             await asyncio.gather(
                 self._from_client(link, reader), self._from_upstream(link, upstream_reader)
             )
+        except asyncio.CancelledError:
+            # the proxy closes (its links are cut already): end quietly, for asyncio's stream
+            # callback reports a handler that ends cancelled as an error, once per connection
+            return
         finally:
             self._handlers.discard(task)
 

@@ -21,6 +21,7 @@ from harness.explorer.faults import STRIKES
 from harness.explorer.instance import Died, Event, Finished, Instance, Pending, ours
 from harness.explorer.keys import Expiry, ServerExpiry, text, touched
 from harness.explorer.keyspace import Keyspace
+from harness.explorer.process_instance import POOL, ProcessInstance
 from harness.explorer.unseen import Count, Unseen
 from harness.history import Operation, Outcome, races
 from harness.history.races import (
@@ -36,8 +37,9 @@ from harness.history.races import (
     UNSCHEDULED,
 )
 from harness.provision.virtual_time import ServerClock
-from limiters import Limiter, Policy, resolve
+from limiters import Limiter, Policy, name_of, resolve
 from limiters.plugin import PluginLimiter
+from limiters.program import EXEC
 
 
 @dataclass(frozen=True)
@@ -83,7 +85,7 @@ class RunResult:
 class _Slot:
     """What the explorer knows of one instance between its steps."""
 
-    instance: Instance
+    instance: Instance | ProcessInstance
     identity: str = ""
     invoked: float = 0.0
     keys: list[str] = field(default_factory=list)
@@ -114,12 +116,20 @@ class Run:
         self.actions: list[Action] = []
         self.errors: list[str] = []
         self.decisions = 0
-        build = resolve(setup.limiter)
         self.clients: list[redis.Redis] = []
-        self.slots = [
-            _Slot(Instance(f"app-{n}", InstanceClock(self.time), self._builder(build), self._log))
-            for n in range(setup.instances)
-        ]
+        self.slots = [_Slot(self._instance(n)) for n in range(setup.instances)]
+
+    def _instance(self, number: int) -> Instance | ProcessInstance:
+        name, clock = f"app-{number}", InstanceClock(self.time)
+        limiter, policy = self.setup.limiter, self.setup.policy
+        if isinstance(limiter, str) and limiter.startswith(EXEC):
+            return POOL.take(self._program_key(number), name, clock, self._log, policy)
+        return Instance(name, clock, self._builder(resolve(limiter)), self._log)
+
+    def _program_key(self, number: int) -> tuple[str, str, str, int]:
+        """What the program of instance ``number`` was started as (see process_instance)."""
+        limiter = name_of(self.setup.limiter)
+        return (limiter.removeprefix(EXEC), str(self.setup.policy), self.setup.url, number)
 
     def _builder(self, build: Callable[..., Limiter]) -> Callable[[Instance], Limiter]:
         def make(instance: Instance) -> Limiter:
@@ -132,7 +142,7 @@ class Run:
 
         return make
 
-    def _log(self, instance: Instance, command: tuple[Any, ...], reply: Any, sent: float) -> None:
+    def _log(self, instance: Any, command: tuple[Any, ...], reply: Any, sent: float) -> None:
         """In an instance's thread, right after Redis answered one of its commands."""
         with ours(), wire.aside():
             self.expiry.after(touched(command), self.time.now, sent)
@@ -277,16 +287,21 @@ class Run:
                 if slot.sent:  # it has begun to change Redis and never comes back: a crash
                     self.faults.add("crash")
                 self._record(slot, slot.instance.crash())
-        for slot in self.slots:
-            slot.instance.stop()
-            _close(slot.instance)
+        for number, slot in enumerate(self.slots):
+            if isinstance(slot.instance, ProcessInstance):
+                POOL.give_back(self._program_key(number), slot.instance)
+            else:
+                slot.instance.stop()
+                _close(slot.instance)
         for client in self.clients:
             wire.retire(client)
         wire.unscheduled_to(None, None)  # what the limiter's threads do now is not this run's
         ttls = self.keyspace.ours(self.expiry.snapshot(self.time.now))
         expired = self.keyspace.close(ttls)  # by real time: counted only where time is real
         void = f"the server expired {expired} key(s) by real time" if expired else ""
-        unseen = self.unseen.count() if self.unseen else None
+        proxies = [s.instance.proxy for s in self.slots if isinstance(s.instance, ProcessInstance)]
+        seen = {address for proxy in proxies for address in proxy.upstream_addresses}
+        unseen = self.unseen.count(seen) if self.unseen else None
         return RunResult(
             self.history,
             ttls,
@@ -301,7 +316,7 @@ class Run:
         )
 
 
-def _close(instance: Instance) -> None:
+def _close(instance: Instance | ProcessInstance) -> None:
     """What the limiter of a stopped instance holds open: its client, its event loop (and the
     asyncio connections made on it)."""
     limiter = instance.limiter

@@ -23,6 +23,7 @@ port mapping, under addresses that are not theirs.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import redis
@@ -80,9 +81,11 @@ class Unseen:
         start.slowlog_reset()
         start.execute()
 
-    def count(self) -> Count:
-        """The run is over: what reached the server unseen since it began."""
-        count, first = self.admin.eval(_COUNT, 0, SCRIPT_ENGINE, *sorted(wire.addresses()))
+    def count(self, also_seen: Iterable[str] = ()) -> Count:
+        """The run is over: what reached the server unseen since it began (by clients other than
+        the wire's and ``also_seen``'s addresses: a scheduling proxy's connections, say)."""
+        seen = sorted(wire.addresses() | set(also_seen))
+        count, first = self.admin.eval(_COUNT, 0, SCRIPT_ENGINE, *seen)
         return Count(int(count), [_shown(text(command)) for command in first])
 
 

@@ -31,6 +31,23 @@ def test_two_runs_in_one_second_get_directories_of_their_own(tmp_path: Path) -> 
     assert json.loads((first / MANIFEST).read_text()) == {"kind": "race", "name": "a:b"}
 
 
+@pytest.mark.parametrize(
+    ("name", "word"),
+    [
+        ("mymod:factory", "mymod.factory"),
+        ("exec:node ./limiters/js/fixed_window.js", "exec.node.limiters.js.fixed_window.js"),
+        ("exec:" + "x" * 100, "exec." + "x" * 55),
+    ],
+)
+def test_a_run_directory_is_named_in_one_word_of_its_runs_name(
+    name: str, word: str, tmp_path: Path
+) -> None:
+    made = new_run_dir("race", name, root=tmp_path)
+    assert made.parent == tmp_path
+    assert made.name.startswith(f"race-{word}-")
+    assert json.loads((made / MANIFEST).read_text()) == {"kind": "race", "name": name}
+
+
 def test_a_kept_history_is_judged_again_with_the_verdict_it_recorded(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

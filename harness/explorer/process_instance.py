@@ -1,0 +1,211 @@
+"""An app instance that is an OS process: a limiter program on the line protocol
+(``limiters.program``), every command it sends held at a scheduling proxy of its own
+(``proxy``), its clock a file of its own under libfaketime.
+
+It answers the explorer as the thread ``Instance`` does (``start``, ``go``, ``crash``, each
+returning what the instance did next): after the explorer lets it go, the program runs until
+it is at a point (the proxy holds its next command: ``Pending``), answers (``Finished``) or
+ends (``Died``); waiting for one of those, bounded by ``TIMEOUT``, keeps the run serial.
+
+Its clock file holds the instance's clock (the run's virtual time plus its skew), written each
+time before the program runs, so the program reads the time the schedule says (``Date.now()``
+in Node, ``time.time()`` in Python: whatever reads the time of day through libc). A runtime
+that reads it elsewhere (Go's vDSO calls) keeps real time, and skew means nothing to it.
+
+A crash is a SIGKILL of the program while its next command is held: the command never reaches
+Redis (the proxy drops it).
+
+Programs outlive runs: starting one costs tens of milliseconds (Python, Node), more than a
+schedule takes, so a run takes its instances from ``POOL`` and gives back those still alive
+and at rest (no request inside, nothing held); the next run of the same program, policy and
+Redis goes on with them, on a flushed database. A crashed one is started anew. So what a
+program keeps in its own memory (a cache, a counter of its own) lives across schedules: the
+explorer judges each run by its own history, and a limiter whose decisions hang on such memory
+can be judged wrongly. ``POOL.close()`` ends them all (also at exit).
+"""
+
+from __future__ import annotations
+
+import atexit
+import shutil
+import tempfile
+import threading
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from harness.explorer.clocks import InstanceClock
+from harness.explorer.instance import TIMEOUT, Died, Event, Finished, Pending, Stuck
+from harness.explorer.proxy import Held, SchedulingProxy
+from harness.provision.virtual_time import ServerClock, library, on_clock_file
+from limiters import Policy
+from limiters.program import Program, ProgramError, program_env
+
+Log = Callable[[Any, tuple[Any, ...], Any, float], None]
+
+
+class ProcessInstance:
+    """One copy of ``command``, instance number ``number`` of the run (see the module's text)."""
+
+    limiter = None  # nothing of it lives in the explorer's process
+
+    def __init__(
+        self,
+        name: str,
+        number: int,
+        clock: InstanceClock,
+        *,
+        command: str,
+        policy: Policy,
+        url: str,
+        log: Log,
+        folder: Path,
+    ) -> None:
+        self.name, self.clock, self._log = name, clock, log
+        self.gone = False  # the program ended: it will never answer again
+        self._woken = threading.Event()
+        self.proxy = SchedulingProxy(url, on_held=lambda _: self._woken.set()).start()
+        self.clock_file = ServerClock(folder / f"{name}.now")
+        self._shown = clock()
+        self.clock_file.set(self._shown)
+        env = program_env(self.proxy.url, policy, number)
+        env |= on_clock_file(self.clock_file.path, [library()])
+        self.stderr = folder / f"{name}.stderr"
+        try:
+            self.program = Program(command, env, stderr=self.stderr, on_output=self._woken.set)
+        except ProgramError:
+            self.proxy.close()
+            raise
+        self._held: Held | None = None
+
+    # --- the explorer's side, as Instance's ----------------------------------------------
+
+    def start(self, identity: str) -> Event:
+        self._on_time()
+        try:
+            self.program.ask(identity)
+        except ProgramError:
+            return self._died()
+        return self._next()
+
+    def go(self) -> Event:
+        held, self._held = self._held, None
+        assert held is not None, "go() without a command held"
+        self._on_time()
+        sent = self.clock.true_time.now
+        reply = self.proxy.release(held)
+        self._log(self, held.command, reply, sent)
+        return self._next()
+
+    def crash(self) -> Event:
+        self.proxy.kill()  # first: what is held never reaches Redis
+        self.program.kill()
+        self.gone = True
+        return Died()
+
+    def stop(self) -> None:
+        self.program.kill()
+        self.proxy.close()
+
+    def at_rest(self) -> bool:
+        """Alive, no request inside, nothing held: fit for the next run."""
+        return not self.gone and self.program.alive() and not self.proxy.held()
+
+    def join(self, clock: InstanceClock, log: Log) -> None:
+        """Go on in a new run: its clock, its trace."""
+        self.clock, self._log, self._held = clock, log, None
+        self._on_time()
+
+    # ---------------------------------------------------------------------------------------
+
+    def _on_time(self) -> None:
+        """The program's clock file says the instance's time before the program runs on."""
+        now = self.clock()
+        if now != self._shown:
+            self.clock_file.set(now)
+            self._shown = now
+
+    def _next(self) -> Event:
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            self._woken.clear()
+            held = self.proxy.held()
+            if held:
+                self._held = held[0]
+                return Pending(self._held.command)
+            try:
+                answer = self.program.answer(0)
+            except ProgramError:
+                return self._died()
+            if answer is not None:
+                return Finished(answer.decision, answer.error)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.gone = True
+                raise Stuck(f"{self.name} ran {TIMEOUT:.0f} s without reaching Redis or answering")
+            self._woken.wait(left)
+
+    def _died(self) -> Event:
+        """The program ended by itself: a crash of the instance (its request unknown)."""
+        self.proxy.kill()
+        self.program.kill()
+        self.gone = True
+        return Died()
+
+
+Key = tuple[str, str, str, int]  # command, policy, Redis URL, instance number
+
+
+class Pool:
+    """The programs at rest between runs, by what they were started as (see the module)."""
+
+    def __init__(self) -> None:
+        self._resting: dict[Key, ProcessInstance] = {}
+        self._folder: Path | None = None
+
+    def take(
+        self, key: Key, name: str, clock: InstanceClock, log: Log, policy: Policy
+    ) -> ProcessInstance:
+        command, _, url, number = key
+        resting = self._resting.pop(key, None)
+        if resting is not None:
+            resting.join(clock, log)
+            return resting
+        if any(other[:3] != key[:3] for other in self._resting):
+            self.close()  # another program, policy or Redis now: those will not be asked again
+        self._folder = self._folder or _in_memory()
+        return ProcessInstance(
+            name,
+            number,
+            clock,
+            command=command,
+            policy=policy,
+            url=url,
+            log=log,
+            folder=self._folder,
+        )
+
+    def give_back(self, key: Key, instance: ProcessInstance) -> None:
+        if instance.at_rest() and key not in self._resting:
+            self._resting[key] = instance
+        else:
+            instance.stop()
+
+    def close(self) -> None:
+        for instance in self._resting.values():
+            instance.stop()
+        self._resting.clear()
+        if self._folder is not None:
+            shutil.rmtree(self._folder, ignore_errors=True)
+            self._folder = None
+
+
+def _in_memory() -> Path:
+    """Where the programs' clock files and stderr go: in memory where there is /dev/shm."""
+    shm = Path("/dev/shm")
+    return Path(tempfile.mkdtemp(prefix="rlh-programs-", dir=shm if shm.is_dir() else None))
+
+
+POOL = Pool()
+atexit.register(POOL.close)
