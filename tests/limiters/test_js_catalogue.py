@@ -50,3 +50,19 @@ def test_unavailable_says_what_is_missing(monkeypatch: pytest.MonkeyPatch, tmp_p
     assert unavailable() is None
     monkeypatch.setattr("shutil.which", lambda _: None)
     assert "node is not installed" in str(unavailable())
+
+
+def expected_cell(name: str) -> str:
+    """A program's flaws as limiters/js/README.md's table writes them."""
+    needs = JS_CATALOGUE[name].needs
+    cells = [f"{flaw} ({', '.join(sorted(faults)) or 'none'})" for flaw, faults in needs.items()]
+    return ", ".join(cells) or "none"
+
+
+def test_the_readme_table_is_the_catalogue() -> None:
+    rows = re.findall(
+        r"^\| `([a-z-]+)\.js` \|.*\| ([^|]+) \|$", (HOME / "README.md").read_text(), re.M
+    )
+    assert {name: cell.strip() for name, cell in rows} == {
+        name: expected_cell(name) for name in NAMES
+    }
