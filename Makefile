@@ -3,9 +3,11 @@ VENV := .venv
 PY := $(VENV)/bin/python
 LOCAL_REDIS_IMAGE := ratelimit-harness/redis:local
 
-.PHONY: venv shim race-test load report study test test-all lint unit corpus doctor bench docs redis-image clean
+.PHONY: venv shim js race-test load report study test test-all lint unit corpus doctor bench docs redis-image clean
 
-venv: $(VENV)/.installed shim
+JS := limiters/js
+# the JavaScript limiters' ioredis, installed by make venv too where npm is
+venv: $(VENV)/.installed shim $(if $(shell command -v npm 2>/dev/null),js)
 
 $(VENV)/.installed: pyproject.toml
 	python3 -m venv $(VENV) && $(PY) -m pip install -q -e '.[dev,compare]' && touch $@
@@ -14,6 +16,12 @@ $(VENV)/.installed: pyproject.toml
 # cannot be built this says why, and the explorer's server keeps real time
 shim: $(VENV)/.installed
 	$(PY) -m harness.provision.cpuinfo_shim || true
+
+# npm ci, again only when the lock file changed
+js: $(JS)/node_modules/.installed
+
+$(JS)/node_modules/.installed: $(JS)/package-lock.json
+	cd $(JS) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed
 
 race-test: venv
 	$(PY) -m harness race-test $(RACE_ARGS)
@@ -54,4 +62,4 @@ redis-image:
 	scripts/build-redis-image.sh $(LOCAL_REDIS_IMAGE)
 
 clean:
-	rm -rf $(VENV) harness/provision/hide_cpuinfo.so .corpus .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(JS)/node_modules harness/provision/hide_cpuinfo.so .corpus .pytest_cache .mypy_cache .ruff_cache .hypothesis

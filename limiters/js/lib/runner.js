@@ -1,0 +1,91 @@
+'use strict'
+// What every program here shares: its start (policy, Redis, key names) and the line protocol.
+//
+// Environment:
+//   REDIS_URL           the Redis to use (the race explorer gives each instance its own proxy)
+//   RATELIMIT_POLICY    the policy spec, as lib/policy.js reads it
+//   RATELIMIT_INSTANCE  this instance's number, 0..K-1 (it names the instance on stderr)
+// Protocol: one identity per line on stdin; one answer per line on stdout, in order: `allowed`
+// or `rejected` when the limiter tells nothing more, else a JSON object with `allowed` and what
+// else it tells (`remaining`, `limit`, `reset_at`, `retry_after`, `now`). A check that throws
+// (an error reply, a lost connection) answers `{"error": message}`, which is no decision, and
+// says so on stderr. At EOF on stdin the connection is closed and the program exits 0.
+// Bad input (no REDIS_URL; a policy that does not parse, or one the program does not enforce):
+// one line on stderr, exit code 2.
+
+const path = require('node:path')
+const readline = require('node:readline')
+const Redis = require('ioredis')
+const { parse, PolicyError } = require('./policy')
+
+const PREFIX = 'ratelimit'
+const FIELDS = ['allowed', 'remaining', 'limit', 'reset_at', 'retry_after', 'now']
+
+// promises: the policies the program enforces (`fixed-window`, `fixed-window:anchor=first`...);
+// wholeWindow: the window goes to EXPIRE or SET EX, which take whole seconds, so it must be one.
+// Returns { redis, policy, key, answer }:
+//   key(identity, ...parts)  `ratelimit:{identity}:program.js:params[:part...]`: the braces are
+//                            a Cluster hash tag (an identity's keys share a slot), the program
+//                            and the policy's parameters keep limiters and policies apart
+//   answer(check)            answers stdin's identities with `await check(identity)`, a decision
+//                            `{ allowed, remaining?, ... }`, one at a time, until EOF
+function start({ promises, wholeWindow = false }) {
+  const program = path.basename(require.main.filename)
+  const name = `${program}[${process.env.RATELIMIT_INSTANCE ?? '-'}]`
+  const policy = policyOrExit(name, promises, wholeWindow)
+  if (!process.env.REDIS_URL) refuse(name, 'REDIS_URL is not set')
+  const redis = new Redis(process.env.REDIS_URL)
+  const key = (identity, ...parts) =>
+    [PREFIX, `{${identity}}`, program, policy.params, ...parts].join(':')
+  const answer = (check) => answerLines(name, redis, check)
+  return { redis, policy, key, answer }
+}
+
+function policyOrExit(name, promises, wholeWindow) {
+  const spec = process.env.RATELIMIT_POLICY
+  if (!spec) refuse(name, 'RATELIMIT_POLICY is not set')
+  let policy
+  try {
+    policy = parse(spec)
+  } catch (error) {
+    if (!(error instanceof PolicyError)) throw error
+    refuse(name, error.message)
+  }
+  if (!promises.includes(policy.promise)) {
+    refuse(name, `enforces ${promises.join(' or ')} policies, not ${policy.promise}`)
+  }
+  if (wholeWindow && !Number.isInteger(policy.window)) {
+    refuse(name, `the window goes to EXPIRE, which takes whole seconds; got ${policy.window}`)
+  }
+  return policy
+}
+
+function refuse(name, why) {
+  process.stderr.write(`${name}: ${why}\n`)
+  process.exit(2)
+}
+
+async function answerLines(name, redis, check) {
+  const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity })
+  for await (const identity of lines) {
+    process.stdout.write(`${await answerOne(name, check, identity)}\n`)
+  }
+  redis.disconnect() // nothing is in flight: every check was awaited
+}
+
+async function answerOne(name, check, identity) {
+  try {
+    return encode(await check(identity))
+  } catch (error) {
+    process.stderr.write(`${name}: check(${identity}) failed: ${error.message}\n`)
+    return JSON.stringify({ error: String(error.message) })
+  }
+}
+
+function encode(decision) {
+  const told = FIELDS.filter((field) => decision[field] !== undefined)
+  if (told.length === 1 && told[0] === 'allowed') return decision.allowed ? 'allowed' : 'rejected'
+  return JSON.stringify(Object.fromEntries(told.map((field) => [field, decision[field]])))
+}
+
+module.exports = { start }

@@ -1,0 +1,118 @@
+"""Running the JavaScript limiters (limiters/js/) as the race explorer does, without its proxy:
+one program per instance, its clock a libfaketime file the test moves, identities asked one
+line at a time."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from harness.provision import Unavailable
+from harness.provision.virtual_time import START, ServerClock, library
+from limiters.js_catalogue import JS_CATALOGUE, unavailable
+from tests.harness.support import TIMEOUT, child_env, kill_quietly, read_line
+
+FIELDS = {"allowed", "remaining", "limit", "reset_at", "retry_after", "now"}
+
+
+def require_programs() -> None:
+    """Skip where node or ioredis is missing, or fail where HARNESS_REQUIRE_ALL_PATHS=1."""
+    why = unavailable()
+    if why is None:
+        try:
+            library()
+        except Unavailable as missing:
+            why = str(missing)
+    if why is None:
+        return
+    if os.environ.get("HARNESS_REQUIRE_ALL_PATHS") == "1":
+        pytest.fail(f"the JavaScript limiters are required but cannot run: {why}")
+    pytest.skip(f"the JavaScript limiters cannot run: {why}")
+
+
+def program_env(url: str, policy: str, clock_file: Path, instance: int = 0) -> dict[str, str]:
+    """The environment of one instance: its Redis, its policy, its clock."""
+    return child_env(
+        REDIS_URL=url,
+        RATELIMIT_POLICY=policy,
+        RATELIMIT_INSTANCE=str(instance),
+        LD_PRELOAD=str(library()),
+        FAKETIME_TIMESTAMP_FILE=str(clock_file),
+        FAKETIME_NO_CACHE="1",
+        DONT_FAKE_MONOTONIC="1",
+        TZ="UTC",  # the clock file holds UTC, as ServerClock writes it
+    )
+
+
+def frozen_clock(folder: Path, at: float = START) -> ServerClock:
+    """A clock file in ``folder`` standing still at ``at`` until the test sets it again."""
+    folder.mkdir(parents=True, exist_ok=True)
+    clock = ServerClock(folder / "now")
+    clock.set(at)
+    return clock
+
+
+def run_all(name: str, env: dict[str, str], identities: list[str]) -> tuple[list[str], str]:
+    """The answers of a whole run (stdin closed after the last identity) and its stderr;
+    the program must exit 0."""
+    done = subprocess.run(
+        JS_CATALOGUE[name].command(),
+        input="".join(f"{identity}\n" for identity in identities),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines(), done.stderr
+
+
+def decision(line: str) -> dict[str, Any]:
+    """An answer as the protocol reads it: a word, or a JSON object with a boolean allowed
+    and nothing but the protocol's fields."""
+    if line in ("allowed", "rejected"):
+        return {"allowed": line == "allowed"}
+    answer = json.loads(line)
+    assert isinstance(answer, dict), line
+    assert isinstance(answer.get("allowed"), bool), line
+    assert set(answer) <= FIELDS, line
+    return answer
+
+
+class Instance:
+    """One program, kept running: ``ask`` sends an identity and reads its answer."""
+
+    def __init__(self, name: str, env: dict[str, str]) -> None:
+        self.process = subprocess.Popen(
+            JS_CATALOGUE[name].command(),
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+
+    def ask(self, identity: str) -> bool:
+        assert self.process.stdin
+        assert self.process.stdout
+        self.process.stdin.write(f"{identity}\n")
+        self.process.stdin.flush()
+        return bool(decision(read_line(self.process.stdout).rstrip("\n"))["allowed"])
+
+    def close(self) -> int:
+        """Close stdin and wait for the exit code."""
+        assert self.process.stdin
+        self.process.stdin.close()
+        return self.process.wait(timeout=TIMEOUT)
+
+    def kill(self) -> None:
+        """Make sure it is gone, however the test ended."""
+        kill_quietly(self.process)
+        if self.process.stdin and not self.process.stdin.closed:
+            self.process.stdin.close()
