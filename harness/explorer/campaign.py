@@ -7,6 +7,7 @@ boundary attack: fixed-window-lua judged by the sliding window of the same limit
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -20,6 +21,8 @@ from harness.explorer.stress import stress
 from harness.explorer.trace import load, replay, save
 from harness.history.races import RaceTestRow, Search
 from limiters import CATALOGUE, Policy
+from limiters.js_catalogue import PROGRAMS
+from limiters.program import EXEC
 
 # small budgets make races reachable in few steps; windows long enough to see them
 RACE_POLICIES = {
@@ -56,7 +59,9 @@ def race_policy(entry_policy: str) -> str:
     return str(replace(raced, anchor=policy.anchor))
 
 
-def targets() -> list[Target]:
+def targets(*, js: bool = False) -> list[Target]:
+    """Every catalogue limiter and the boundary attack; with ``js``, the chapter's JavaScript
+    programs too (``js_targets``)."""
     rows = [
         Target(name, name, race_policy(entry.policy), tuple(str(f) for f in entry.flaws))
         for name, entry in CATALOGUE.items()
@@ -64,7 +69,26 @@ def targets() -> list[Target]:
     boundary = "boundary attack"
     fixed = RACE_POLICIES["fixed-window"]
     rows.append(Target(boundary, "fixed-window-lua", fixed, ("over-admission",), BOUNDARY_JUDGE))
-    return rows
+    return rows + (js_targets() if js else [])
+
+
+def js_targets() -> list[Target]:
+    """The chapter's JavaScript programs (``limiters.js_catalogue``), each raced as an
+    ``exec:`` limiter under its kind's race policy, each expected to show its flaws."""
+    return [
+        Target(
+            f"{program.name}.js",
+            EXEC + shlex.join(program.command()),
+            race_policy(program.policy),
+            tuple(str(flaw) for flaw in program.needs),
+        )
+        for program in PROGRAMS
+    ]
+
+
+def _stem(target: Target) -> str:
+    """The start of a row's trace files' names: its limiter's name, or a program's label."""
+    return target.label if target.limiter.startswith(EXEC) else target.limiter
 
 
 def run_row(
@@ -101,7 +125,7 @@ def run_row(
         row.unseen += found.unseen
         if found.found is None or found.verdict is None:
             continue
-        path = out_dir / f"{target.limiter}-{'-'.join(sorted(found.kinds))}.json"
+        path = out_dir / f"{_stem(target)}-{'-'.join(sorted(found.kinds))}.json"
         save(path, setup, found.found, found.verdict)
         row.searches.append(
             Search(
