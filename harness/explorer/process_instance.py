@@ -192,6 +192,10 @@ class Pool:
         else:
             instance.stop()
 
+    def resting(self) -> dict[int, int]:
+        """Instance number -> process id, of the programs at rest now."""
+        return {key[3]: each.program.pid for key, each in self._resting.items()}
+
     def close(self) -> None:
         for instance in self._resting.values():
             instance.stop()

@@ -1,0 +1,110 @@
+"""A limiter that is a program (``exec:COMMAND``), raced: OS processes, every command held at a
+proxy of their own, their clocks libfaketime files. Each verdict as its in-process twin's."""
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
+from harness.explorer.explore import explore
+from harness.explorer.process_instance import POOL
+from harness.explorer.run import Setup, run_schedule
+from harness.explorer.trace import load, replay, save
+from harness.provision import RedisServer
+from limiters import Policy
+
+pytestmark = pytest.mark.integration
+PROGRAMS = Path(__file__).parents[2] / "limiters" / "programs"
+FIXED = Policy.parse("fixed-window:limit=1,window=10")
+FIRST = Policy.parse("fixed-window:limit=1,window=10,anchor=first")
+
+
+def program(name: str) -> str:
+    return f"exec:{sys.executable} {PROGRAMS / name}"
+
+
+@pytest.fixture(autouse=True)
+def no_programs_left() -> Iterator[None]:
+    yield
+    POOL.close()
+
+
+def test_the_get_set_race_of_a_program_is_found_shrunk_and_replayed(
+    virtual_server: RedisServer, tmp_path: Path
+) -> None:
+    url, clock = virtual_server.url, virtual_server.clock_file
+    setup = Setup(program("get_set.py"), FIXED, 2, url, clock_file=clock)
+    found = explore(setup, wanted=lambda v: "over-admission" in v.kinds, max_examples=200, seed=1)
+    assert found.found is not None
+    commands = [step.what.split()[0] for step in found.found.trace if step.kind == "command"]
+    assert commands == ["GET", "GET", "SET", "SET"]  # the program's commands, as the proxy saw
+    path = tmp_path / "trace.json"
+    save(path, setup, found.found, found.verdict)  # type: ignore[arg-type]
+    _, again = replay(load(path), url, clock_file=clock)
+    assert "over-admission" in again.kinds
+
+
+def test_a_correct_program_is_clean_under_every_fault(virtual_server: RedisServer) -> None:
+    url, clock = virtual_server.url, virtual_server.clock_file
+    setup = Setup(program("lua_window.py"), FIRST, 2, url, clock_file=clock)
+    found = explore(setup, max_examples=60, seed=2)
+    assert found.found is None, found.verdict
+    assert found.examples >= 60
+
+
+def test_a_crash_between_incr_and_expire_leaves_the_key_immortal_and_expire_never_sent(
+    virtual_server: RedisServer,
+) -> None:
+    url, clock = virtual_server.url, virtual_server.clock_file
+    setup = Setup(program("crash_after_incr.py"), FIXED, 2, url, clock_file=clock)
+    actions: list[Action] = [Step(0, "user:1"), Step(0, "user:1"), Crash(0)]  # EXPIRE held
+    result, verdict = run_schedule(setup, actions)
+    sent = [(step.what, step.reply) for step in result.trace if step.kind == "command"]
+    # redis-py's incr is INCRBY 1; the EXPIRE held when the program was killed never went
+    assert sent == [("INCRBY ratelimit:{user:1}:incr-expire 1", "1")]
+    assert result.ttls == {"ratelimit:{user:1}:incr-expire": -1}
+    assert verdict.kinds == {"immortal-key"}
+
+
+def test_a_programs_clock_is_the_instances_skew_included(virtual_server: RedisServer) -> None:
+    """Time passes for every program; a skewed one reads its own offset (Python's time.time
+    under libfaketime), and the decision's ``now`` says so."""
+    url, clock = virtual_server.url, virtual_server.clock_file
+    setup = Setup(f"exec:{sys.executable} {PROGRAMS / 'clock.py'}", FIXED, 2, url, clock_file=clock)
+    actions: list[Action] = [
+        *(Through(0, "a"), Advance(2.5), Skew(1, -0.25), Through(1, "a"), Through(0, "a"))
+    ]
+    result, _ = run_schedule(setup, actions)
+    assert [op.process for op in result.history] == ["app-0", "app-1", "app-0"]
+    nows = [op.now for op in result.history]
+    assert nows[0] is not None
+    assert nows == pytest.approx([nows[0], nows[0] + 2.25, nows[0] + 2.5], abs=1e-6)
+
+
+def test_a_program_that_answers_junk_fails_that_check_and_goes_on(
+    virtual_server: RedisServer,
+) -> None:
+    url, clock = virtual_server.url, virtual_server.clock_file
+    setup = Setup(program("crash_after_incr.py"), FIXED, 1, url, clock_file=clock)
+    result, _ = run_schedule(setup, [Through(0, "junk"), Through(0, "user:1")])
+    assert result.errors == ["app-0 check(junk): answered 'maybe': not allowed, rejected or JSON"]
+    assert result.decisions == 1
+
+
+def test_programs_outlive_a_run_and_a_crashed_one_is_started_anew(
+    virtual_server: RedisServer,
+) -> None:
+    url, clock = virtual_server.url, virtual_server.clock_file
+    setup = Setup(program("crash_after_incr.py"), FIXED, 2, url, clock_file=clock)
+    run_schedule(setup, [Through(0, "a"), Through(1, "b")])
+    first = POOL.resting()
+    assert sorted(first) == [0, 1]
+    run_schedule(setup, [Step(0, "a"), Step(0, "a"), Crash(0), Through(1, "b")])
+    second = POOL.resting()
+    assert second == {1: first[1]}  # at rest, it went on; the crashed one is gone
+    run_schedule(setup, [Through(0, "a")])
+    third = POOL.resting()
+    assert third[1] == first[1]
+    assert third[0] not in (first[0], first[1])  # started anew
