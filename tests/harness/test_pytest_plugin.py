@@ -3,7 +3,9 @@ suite): factory objects, and the options it maps onto the explorer or refuses.""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -83,3 +85,11 @@ def test_a_clean_result_says_how_much_was_searched(race: Callable[..., RaceResul
     assert repr(result) == (
         f"fixed-window-lua with {FIXED}: no violation in {result.exploration.examples} schedules"
     )
+
+
+@pytest.mark.integration
+def test_a_program_is_raced_by_its_exec_name(race: Callable[..., RaceResult]) -> None:
+    program = Path(__file__).parents[1] / "limiters" / "programs" / "get_set.py"
+    result = race(f"exec:{sys.executable} {program}", FIXED, nemesis="none", max_examples=50)
+    assert result.flaws == {"over-admission"}  # the first find: both instances GET nil
+    assert "GET ratelimit:{user:1}:get-set -> nil" in result.trace
