@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import itertools
 import json
-import os
 import re
 import time
 from collections.abc import Mapping, Sequence
@@ -23,6 +22,7 @@ from typing import Any
 from harness.checkers import Verdict, check
 from harness.errors import HarnessError, writing
 from harness.history import Operation, read_history, write_history
+from harness.history.files import write_json
 from harness.history.snapshot import read_snapshot, write_snapshot
 from limiters import Policy
 
@@ -48,7 +48,7 @@ def new_run_dir(kind: str, name: str = "", root: Path | None = None) -> Path:
                 candidate.mkdir()
             except FileExistsError:
                 continue
-            _write_json(candidate / MANIFEST, {"kind": kind, "name": name})
+            write_json(candidate / MANIFEST, {"kind": kind, "name": name})
             return candidate
     raise AssertionError("unreachable")
 
@@ -70,7 +70,7 @@ def keep_judged(
         write_history(where.with_name(where.name + HISTORY), history)
         write_snapshot(where.with_name(where.name + KEYS), dict(ttls))
         # last: a verdict file says its history and keys are whole (and holds its policy)
-        _write_json(where.with_name(where.name + VERDICT), verdict.to_json())
+        write_json(where.with_name(where.name + VERDICT), verdict.to_json())
 
 
 @dataclass(frozen=True)
@@ -114,9 +114,3 @@ def _word(name: str) -> str:
 
 def _now() -> str:
     return time.strftime("%Y%m%d-%H%M%S")
-
-
-def _write_json(path: Path, data: object) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(data, indent=1))
-    os.replace(partial, path)

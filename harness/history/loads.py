@@ -6,11 +6,11 @@ by ``harness.load.judge``, read back by the reports: one schema, both ways.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from harness.history.files import write_json
 from harness.history.verdict import Verdict
 
 VERDICT = "verdict.json"  # in the load run's directory
@@ -138,9 +138,7 @@ class LoadRecord:
 
     def write(self, directory: Path) -> Path:
         path = directory / VERDICT
-        partial = path.with_name(path.name + ".partial")
-        partial.write_text(json.dumps(self.to_json(), indent=1), encoding="utf-8")
-        os.replace(partial, path)
+        write_json(path, self.to_json())
         return path
 
     @classmethod

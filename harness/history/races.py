@@ -25,6 +25,7 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from harness.history.files import write_json
 from harness.history.verdict import Verdict
 
 RACE_TEST = "race-test.json"  # the race-test table, in its run directory
@@ -137,7 +138,7 @@ class SavedRace:
         )
 
     def write(self, path: str | os.PathLike[str]) -> None:
-        _write_json(Path(path), self.to_json())
+        write_json(Path(path), self.to_json())
 
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> SavedRace:
@@ -214,7 +215,7 @@ class RaceTestRow:
 def write_race_test(directory: Path, rows: list[RaceTestRow]) -> Path:
     path = directory / RACE_TEST
     all_match = all(row.matches for row in rows)
-    _write_json(path, {"all_match": all_match, "rows": [row.to_json() for row in rows]})
+    write_json(path, {"all_match": all_match, "rows": [row.to_json() for row in rows]})
     return path
 
 
@@ -225,9 +226,3 @@ def read_race_test(directory: Path) -> list[RaceTestRow]:
         return [RaceTestRow.from_json(r) for r in json.loads(path.read_text())["rows"]]
     except (KeyError, TypeError, AttributeError) as error:
         raise ValueError(f"{path}: not a race-test table ({error!r})") from None
-
-
-def _write_json(path: Path, data: object) -> None:
-    partial = path.with_name(path.name + ".partial")
-    partial.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    os.replace(partial, path)

@@ -1,39 +1,16 @@
 'use strict'
 // token-bucket-client-clock: Part 5's Lua as written. Atomic, but `now` is the instance's
 // Date.now(): a clock ahead, or a reading that reaches Redis late, refills tokens never earned.
+const fs = require('fs')
+const path = require('path')
 const { start } = require('./lib/runner')
 
 const { redis, policy, key, answer } = start({ promises: ['token-bucket'] })
 
-// KEYS[1] the bucket, a hash: tokens, last_refill (seconds)
-// ARGV    capacity, refill rate (tokens a second), now (seconds, the caller's clock)
-// returns 1 when allowed, 0 when rejected
-const luaScript = `
-    local key = KEYS[1]
-    local capacity = tonumber(ARGV[1])
-    local refill_rate = tonumber(ARGV[2])
-    local now = tonumber(ARGV[3])
-
-    local bucket = redis.call('HMGET', key, 'tokens', 'last_refill')
-    local tokens = tonumber(bucket[1]) or capacity
-    local last_refill = tonumber(bucket[2]) or now
-
-    -- Calculate tokens to add since last refill
-    local elapsed = now - last_refill
-    local new_tokens = math.min(capacity, tokens + elapsed * refill_rate)
-
-    if new_tokens < 1 then
-      -- Not enough tokens
-      redis.call('HMSET', key, 'tokens', new_tokens, 'last_refill', now)
-      redis.call('EXPIRE', key, math.ceil(capacity / refill_rate) + 1)
-      return 0   -- rejected
-    end
-
-    -- Consume one token
-    redis.call('HMSET', key, 'tokens', new_tokens - 1, 'last_refill', now)
-    redis.call('EXPIRE', key, math.ceil(capacity / refill_rate) + 1)
-    return 1   -- allowed
-  `
+// Part 5's script, word for word: the very file the Python twin runs (KEYS[1] the bucket, a
+// hash of tokens and last_refill; ARGV capacity, refill rate, now in seconds on the caller's
+// clock; 1 when allowed, 0 when rejected)
+const luaScript = fs.readFileSync(path.join(__dirname, '..', 'token_bucket_client_clock.lua'), 'utf8')
 
 async function tokenBucket(userId, capacity, refillRate) {
   // refillRate = tokens per second
