@@ -29,6 +29,7 @@ import contextlib
 import json
 import os
 import queue
+import re
 import shlex
 import signal
 import subprocess
@@ -45,6 +46,7 @@ from limiters.policy import Policy
 EXEC = "exec:"  # a limiter named ``exec:COMMAND`` is that program (``program_builder``)
 GRACE = 2.0  # seconds a program has to exit once its input ends, before it is killed
 ANSWER_TIMEOUT = 10.0  # seconds ``ProgramLimiter.check`` waits for an answer
+ERROR_LINE = re.compile(r"\b\w*(Error|Exception)\b")  # a line of stderr that names one
 FIELDS = ("remaining", "limit", "reset_at", "retry_after", "now")  # a JSON answer's optional
 _ENDED = None  # what the reader thread queues when stdout ends
 
@@ -208,11 +210,15 @@ class Program:
         self.kill()
 
     def last_words(self) -> str:
-        """The last line it wrote to stderr, if that was kept."""
+        """What it said last on stderr, if that was kept: the last line naming an error (a
+        runtime may end its trace with something else, as Node does with its version), else
+        the last line."""
         if self.stderr_path is None or not self.stderr_path.exists():
             return ""
-        lines = self.stderr_path.read_text(errors="replace").strip().splitlines()
-        return lines[-1] if lines else ""
+        lines = [line.strip() for line in self.stderr_path.read_text(errors="replace").splitlines()]
+        lines = [line for line in lines if line]
+        errors = [line for line in lines if ERROR_LINE.search(line)]
+        return (errors or lines or [""])[-1]
 
     def _ended(self) -> ProgramError:
         try:

@@ -72,21 +72,25 @@ class ProcessInstance:
         env = program_env(self.proxy.url, policy, number)
         env |= on_clock_file(self.clock_file.path, [library()])
         self.stderr = folder / f"{name}.stderr"
+        self._command, self._env = command, env
         try:
-            self.program = Program(command, env, stderr=self.stderr, on_output=self._woken.set)
+            self.program = self._start()
         except ProgramError:
             self.proxy.close()
             raise
         self._held: Held | None = None
+        self._ended = False  # the program exited by itself: started again for the next request
 
     # --- the explorer's side, as Instance's ----------------------------------------------
 
     def start(self, identity: str) -> Event:
         self._on_time()
+        if self._ended:
+            self.program, self._ended = self._start(), False
         try:
             self.program.ask(identity)
-        except ProgramError:
-            return self._died()
+        except ProgramError as error:
+            return self._exited(error)
         return self._next()
 
     def go(self) -> Event:
@@ -110,7 +114,8 @@ class ProcessInstance:
 
     def at_rest(self) -> bool:
         """Alive, no request inside, nothing held: fit for the next run."""
-        return not self.gone and self.program.alive() and not self.proxy.held()
+        alive = not self.gone and not self._ended and self.program.alive()
+        return alive and not self.proxy.held()
 
     def join(self, clock: InstanceClock, log: Log) -> None:
         """Go on in a new run: its clock, its trace."""
@@ -118,6 +123,9 @@ class ProcessInstance:
         self._on_time()
 
     # ---------------------------------------------------------------------------------------
+
+    def _start(self) -> Program:
+        return Program(self._command, self._env, stderr=self.stderr, on_output=self._woken.set)
 
     def _on_time(self) -> None:
         """The program's clock file says the instance's time before the program runs on."""
@@ -136,8 +144,8 @@ class ProcessInstance:
                 return Pending(self._held.command)
             try:
                 answer = self.program.answer(0)
-            except ProgramError:
-                return self._died()
+            except ProgramError as error:
+                return self._exited(error)
             if answer is not None:
                 return Finished(answer.decision, answer.error)
             left = deadline - time.monotonic()
@@ -146,12 +154,14 @@ class ProcessInstance:
                 raise Stuck(f"{self.name} ran {TIMEOUT:.0f} s without reaching Redis or answering")
             self._woken.wait(left)
 
-    def _died(self) -> Event:
-        """The program ended by itself: a crash of the instance (its request unknown)."""
+    def _exited(self, error: ProgramError) -> Event:
+        """The program ended by itself: its request failed, unknown if a command of it reached
+        Redis (the run counts it as the limiter's error, with the program's last words), and
+        the program is started again for the next one."""
         self.proxy.kill()
         self.program.kill()
-        self.gone = True
-        return Died()
+        self._ended = True
+        return Finished(None, str(error))
 
 
 Key = tuple[str, str, str, int]  # command, policy, Redis URL, instance number

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.cli import main
 from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
 from harness.explorer.explore import explore
 from harness.explorer.process_instance import POOL
@@ -108,3 +109,25 @@ def test_programs_outlive_a_run_and_a_crashed_one_is_started_anew(
     third = POOL.resting()
     assert third[1] == first[1]
     assert third[0] not in (first[0], first[1])  # started anew
+
+
+def test_a_program_that_exits_fails_that_check_and_is_started_again(
+    virtual_server: RedisServer,
+) -> None:
+    url, clock = virtual_server.url, virtual_server.clock_file
+    counting = f"exec:{sys.executable} {PROGRAMS / 'counting.py'}"
+    setup = Setup(counting, FIXED, 1, url, clock_file=clock)
+    result, _ = run_schedule(setup, [Through(0, "die"), Through(0, "a")])
+    (failed,) = result.errors
+    assert "ended with exit code 3: giving up: asked to die" in failed
+    assert [op.outcome for op in result.history] == ["error", "allowed"]  # it sent nothing
+
+
+def test_a_program_that_never_answers_is_exit_2_with_its_last_words(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["race", "--limiter", program("refuses.py"), "--policy", str(FIXED)]
+    assert main([*args, "--max-examples", "5", "--seed", "1"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()[-1:]
+    assert "never returned a decision" in line
+    assert "ended with exit code 4: RuntimeError: no licence for this limiter" in line
