@@ -16,6 +16,7 @@ from harness.explorer.campaign import PROFILES, Target, race_policy, targets
 from harness.explorer.explore import CONFIRM, Exploration
 from harness.explorer.keyspace import claim
 from harness.explorer.parallel import RowJob, run_rows, servers_for
+from harness.explorer.process_instance import POOL
 from harness.explorer.run import Setup
 from harness.explorer.schedules import space_for
 from harness.explorer.spec import MOST_EXAMPLES, MOST_INSTANCES, RaceSpec
@@ -83,6 +84,8 @@ def race(args: argparse.Namespace) -> int:
     if finds:  # the first flaw's trace at --trace, else in a run directory of its own
         where = Path(args.trace) if args.trace else new_run_dir("race", args.limiter) / "trace.json"
         flaws = [_report_flaw(where, setup, found, n) for n, found in enumerate(finds)]
+        with writing(where.parent):
+            POOL.keep_stderr(where.parent)  # a program's, as app-N.stderr
     if refused and not finds:
         print(
             f"{args.limiter} with {policy}: not judged in {examples} schedules: "

@@ -206,6 +206,11 @@ class Pool:
         """Instance number -> process id, of the programs at rest now."""
         return {key[3]: each.program.pid for key, each in self._resting.items()}
 
+    def keep_stderr(self, directory: Path) -> list[Path]:
+        """Copy what the programs wrote to stderr so far (``app-N.stderr``) into ``directory``."""
+        found = sorted(self._folder.glob("*.stderr")) if self._folder else []
+        return [Path(shutil.copy(path, directory / path.name)) for path in found]
+
     def close(self) -> None:
         for instance in self._resting.values():
             instance.stop()

@@ -131,3 +131,12 @@ def test_a_program_that_never_answers_is_exit_2_with_its_last_words(
     (line,) = capsys.readouterr().err.strip().splitlines()[-1:]
     assert "never returned a decision" in line
     assert "ended with exit code 4: RuntimeError: no licence for this limiter" in line
+
+
+def test_a_race_keeps_each_programs_stderr_beside_its_trace(tmp_path: Path) -> None:
+    trace = tmp_path / "trace.json"
+    args = ["race", "--limiter", program("counting.py"), "--policy", str(FIXED), "--seed", "1"]
+    assert main([*args, "--nemesis", "none", "--max-examples", "30", "--trace", str(trace)]) == 1
+    said = (tmp_path / "app-1.stderr").read_text()
+    assert said.startswith("instance 1 on redis://127.0.0.1:")  # its proxy's address
+    assert trace.exists()
