@@ -251,6 +251,7 @@ PYPI_ROWS = (
 
 IOREDIS = "ioredis@5.11.1"  # the client each npm release is raced on, limiters/js's own
 FASTIFY_8_0 = ("fastify-plugin@4.5.1", "ms@2.1.3", "tiny-lru@11.4.7")
+FASTIFY_8_1 = ("fastify-plugin@4.5.1", "@lukeed/ms@2.0.2", "toad-cache@3.7.4")
 
 NPM_ROWS = (
     Row(
@@ -303,7 +304,7 @@ NPM_ROWS = (
         "@fastify/rate-limit 8.0.3 RedisStore",
         ("@fastify/rate-limit@8.0.3", *FASTIFY_8_0, IOREDIS),
         False,
-        "exec:node corpus/npm/fastify-rate-limit-8.0.js",
+        "exec:node corpus/npm/fastify-rate-limit.js",
         "store/RedisStore.js RedisStore.incr",
         "fixed-window:limit=2,window=10,anchor=first",
         "crash",
@@ -311,7 +312,24 @@ NPM_ROWS = (
         _needs(immortal_key="crash"),
         "store/RedisStore.js RedisStore.incr pipelines INCR and PTTL, then sends PEXPIRE "
         "apart when the TTL is -1 and ignores its reply: a crash between them leaves a counter "
-        "with no TTL; 8.1.0 moved the three into one script (fastify/fastify-rate-limit#330)",
+        "with no TTL; 8.1.0 moved the three into one script (fastify/fastify-rate-limit#330). "
+        "The wrapper answers once that PEXPIRE is through (a PING after it), so it is raced as "
+        "part of its own request",
+        runtime="node",
+    ),
+    Row(
+        "@fastify/rate-limit 8.1.0 RedisStore",
+        ("@fastify/rate-limit@8.1.0", *FASTIFY_8_1, IOREDIS),
+        False,
+        "exec:node corpus/npm/fastify-rate-limit.js",
+        "store/RedisStore.js RedisStore.incr",
+        "fixed-window:limit=2,window=10,anchor=first",
+        NEMESIS_ALL,
+        "max requests per timeWindow, from the first (the key's PX)",
+        CLEAN,
+        'fastify/fastify-rate-limit#330 ("Move Redis logic to Redis-Side"): store/RedisStore.js '
+        "runs INCR, PTTL and PEXPIRE when the TTL is -1 in one script (rateLimit), on the "
+        "server's clock",
         runtime="node",
     ),
     Row(
