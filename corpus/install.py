@@ -2,7 +2,12 @@
 environment, each library release into its directory (``Row.directory``), with ``--no-deps``:
 exactly the pins, nothing resolved, so the redis client stays the harness' own. A directory
 whose pins are already there is left alone. Rows whose pins come from the ``corpus`` extra are
-only checked, and named when missing."""
+only checked, and named when missing.
+
+A release from npm (``runtime`` node) is installed with ``npm install --prefix``, its pins
+exact; what they depend on beyond the pins npm resolves, and records in the directory's
+``package-lock.json``; peers are not installed (``--legacy-peer-deps``: a wrapper calls none).
+Where npm is missing those rows are named and left out (their race then skips)."""
 
 from __future__ import annotations
 
@@ -39,12 +44,31 @@ def missing_from_environment(row: Row) -> list[str]:
     return missing
 
 
+NPM_INSTALL = (
+    "install",
+    "--save-exact",
+    "--legacy-peer-deps",
+    "--no-audit",
+    "--no-fund",
+    "--loglevel=error",
+)
+
+
 def install(row: Row) -> None:
     directory = ROOT / row.directory
     shutil.rmtree(directory, ignore_errors=True)
-    command = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target"]
-    subprocess.run([*command, str(directory), *row.pins], check=True)
+    if row.runtime == "node":
+        directory.mkdir(parents=True)
+        npm = [npm_path() or "npm", *NPM_INSTALL, "--prefix", str(directory)]
+        subprocess.run([*npm, *row.pins], check=True)
+    else:
+        command = [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target"]
+        subprocess.run([*command, str(directory), *row.pins], check=True)
     (directory / MARKER).write_text(_pin_lines(row))
+
+
+def npm_path() -> str | None:
+    return shutil.which("npm")
 
 
 def _pin_lines(row: Row) -> str:
@@ -54,7 +78,9 @@ def _pin_lines(row: Row) -> str:
 def main() -> int:
     missing: set[str] = set()
     for row in ROWS:
-        if row.shared:
+        if row.runtime == "node" and npm_path() is None:
+            print(f"corpus: npm is missing, {row.library} left out")
+        elif row.shared:
             missing.update(missing_from_environment(row))
         elif not installed(row):
             print(f"corpus: installing {' '.join(row.pins)} into {row.directory}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -14,6 +15,7 @@ from pathlib import Path
 from corpus.install import ROOT
 from corpus.readme import verdict
 from corpus.table import Row
+from limiters.program import EXEC
 
 SEED = 1  # one seed for every row, so a rerun draws the same schedules
 MAX_EXAMPLES = 300  # schedules per search (race's quick profile): the corpus takes minutes
@@ -38,13 +40,26 @@ class Raced:
         return verdict(self.found)
 
 
+def _limiter(row: Row) -> str:
+    """The row's limiter as the race is given it: a program's files of the project made
+    absolute, since the race runs in a directory of its own."""
+    if not row.limiter.startswith(EXEC):
+        return row.limiter
+    words = shlex.split(row.limiter.removeprefix(EXEC))
+    return EXEC + shlex.join(
+        str(ROOT / word) if (ROOT / word).is_file() else word for word in words
+    )
+
+
 def race(row: Row, workdir: Path) -> Raced:
     summary, traces = workdir / f"{row.slug}.json", workdir / f"{row.slug}-trace.json"
-    command = [sys.executable, "-m", "harness", "race", "--limiter", row.limiter]
+    command = [sys.executable, "-m", "harness", "race", "--limiter", _limiter(row)]
     command += ["--policy", row.policy, "--nemesis", row.nemesis, "--seed", str(SEED)]
     command += ["--max-examples", str(MAX_EXAMPLES), "--json", str(summary), "--trace", str(traces)]
     paths = [str(ROOT)] if row.shared else [str(ROOT / row.directory), str(ROOT)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
+    if row.runtime == "node":
+        env["CORPUS_NPM_DIR"] = str(ROOT / row.directory)
     done = subprocess.run(
         command, check=False, env=env, cwd=workdir, capture_output=True, text=True, timeout=TIMEOUT
     )

@@ -6,6 +6,11 @@ schedule needs (empty: none, time passing between requests is enough); a row tha
 nothing is expected clean. ``reason`` cites the library's own issue, or the released file and
 function that shows it. ``waits_for`` names the engine change a row's verdict depends on that
 this tree does not have yet (empty: none); such a row is raced and must fail until it lands.
+
+A row's ``runtime`` is ``python`` (pins ``name==version``, the wrapper ``module:attribute``) or
+``node``: a release from npm, its pins ``name@version`` installed with npm into a directory of
+its own, its wrapper ``exec:node corpus/npm/<name>.js``, a program on the line protocol that
+loads the release from the directory in ``CORPUS_NPM_DIR`` (corpus/npm/lib/release.js).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ class Row:
     name: str
     pins: tuple[str, ...]  # the library first, then what it needs that the harness lacks
     shared: bool  # True: pins come from the `corpus` extra; False: a directory of their own
-    limiter: str  # the wrapper, as module:attribute
+    limiter: str  # the wrapper, as module:attribute (python) or exec:node corpus/npm/... (node)
     raced: str  # the class or function of the library that the wrapper calls
     policy: str
     nemesis: str
@@ -30,6 +35,7 @@ class Row:
     expected: Mapping[str, frozenset[str]]
     reason: str
     waits_for: tuple[str, ...] = field(default=())
+    runtime: str = "python"  # or "node": a release from npm (see the module's text)
 
     @property
     def library(self) -> str:
@@ -43,6 +49,9 @@ class Row:
     @property
     def directory(self) -> str:
         """Where its pins are installed, relative to the project: one per library release."""
+        if self.runtime == "node":
+            name, _, version = self.library.rpartition("@")
+            return f".corpus/npm/{name.strip('@').replace('/', '-')}-{version}"
         return f".corpus/{self.library.replace('==', '-')}"
 
 
@@ -67,7 +76,7 @@ FASTAPI = (
 )
 DJANGO = ("Django==5.2.8", "asgiref==3.11.0", "sqlparse==0.5.3")
 
-ROWS = (
+PYPI_ROWS = (
     Row(
         "limits 1.2.0 fixed window",
         ("limits==1.2.0", *LIMITS_1),
@@ -239,3 +248,106 @@ ROWS = (
         "and not counted, and the next window admits times more",
     ),
 )
+
+IOREDIS = "ioredis@5.11.1"  # the client each npm release is raced on, limiters/js's own
+FASTIFY_8_0 = ("fastify-plugin@4.5.1", "ms@2.1.3", "tiny-lru@11.4.7")
+FASTIFY_8_1 = ("fastify-plugin@4.5.1", "@lukeed/ms@2.0.2", "toad-cache@3.7.4")
+
+NPM_ROWS = (
+    Row(
+        "rate-limit-redis 4.2.0",
+        ("rate-limit-redis@4.2.0", IOREDIS),
+        False,
+        "exec:node corpus/npm/rate-limit-redis.js",
+        "RedisStore.increment, as express-rate-limit calls it",
+        "fixed-window:limit=2,window=10,anchor=first",
+        NEMESIS_ALL,
+        "at most limit hits per windowMs, from the first (the key's PX)",
+        _needs(wrongful_rejection=""),
+        "express-rate-limit/rate-limit-redis#209, #216: dist/index.cjs's increment script runs "
+        "INCR, PTTL, then PEXPIRE when PTTL <= 0; a hit in the key's last millisecond (PTTL 0) "
+        "counts on top of the old window's hits and restarts the window, so the next window "
+        "refuses",
+        runtime="node",
+    ),
+    Row(
+        "rate-limit-redis 4.2.3",
+        ("rate-limit-redis@4.2.3", IOREDIS),
+        False,
+        "exec:node corpus/npm/rate-limit-redis.js",
+        "RedisStore.increment, as express-rate-limit calls it",
+        "fixed-window:limit=2,window=10,anchor=first",
+        NEMESIS_ALL,
+        "at most limit hits per windowMs, from the first (the key's PX)",
+        CLEAN,
+        'the fix of rate-limit-redis#216 (#218, CHANGELOG 4.2.3: "properly fixed the race '
+        'condition that v4.2.1 attempted to address"): the script reads PTTL first and SETs '
+        "1 PX windowMs on a key at its deadline",
+        runtime="node",
+    ),
+    Row(
+        "rate-limiter-flexible 11.4.0 RateLimiterRedis",
+        ("rate-limiter-flexible@11.4.0", IOREDIS),
+        False,
+        "exec:node corpus/npm/rate-limiter-flexible.js",
+        "RateLimiterRedis.consume",
+        "fixed-window:limit=2,window=10,anchor=first",
+        NEMESIS_ALL,
+        "points per duration seconds, from the first (the key's EXPIRE)",
+        CLEAN,
+        "lib/RateLimiterRedis.js: one Lua script (SET 0 EX NX, INCRBY, PTTL, EXPIRE when the "
+        "TTL is -1) on the server's clock, since 2.0.0 (\"Implement RateLimiterRedis using Lua "
+        'script for expiring atomic increments")',
+        runtime="node",
+    ),
+    Row(
+        "@fastify/rate-limit 8.0.3 RedisStore",
+        ("@fastify/rate-limit@8.0.3", *FASTIFY_8_0, IOREDIS),
+        False,
+        "exec:node corpus/npm/fastify-rate-limit.js",
+        "store/RedisStore.js RedisStore.incr",
+        "fixed-window:limit=2,window=10,anchor=first",
+        "crash",
+        "max requests per timeWindow, from the first (the key's PX)",
+        _needs(immortal_key="crash"),
+        "store/RedisStore.js RedisStore.incr pipelines INCR and PTTL, then sends PEXPIRE "
+        "apart when the TTL is -1 and ignores its reply: a crash between them leaves a counter "
+        "with no TTL; 8.1.0 moved the three into one script (fastify/fastify-rate-limit#330). "
+        "The wrapper answers once that PEXPIRE is through (a PING after it), so it is raced as "
+        "part of its own request",
+        runtime="node",
+    ),
+    Row(
+        "@fastify/rate-limit 8.1.0 RedisStore",
+        ("@fastify/rate-limit@8.1.0", *FASTIFY_8_1, IOREDIS),
+        False,
+        "exec:node corpus/npm/fastify-rate-limit.js",
+        "store/RedisStore.js RedisStore.incr",
+        "fixed-window:limit=2,window=10,anchor=first",
+        NEMESIS_ALL,
+        "max requests per timeWindow, from the first (the key's PX)",
+        CLEAN,
+        'fastify/fastify-rate-limit#330 ("Move Redis logic to Redis-Side"): store/RedisStore.js '
+        "runs INCR, PTTL and PEXPIRE when the TTL is -1 in one script (rateLimit), on the "
+        "server's clock",
+        runtime="node",
+    ),
+    Row(
+        "ioredis-ratelimit 2.3.0",
+        ("ioredis-ratelimit@2.3.0", IOREDIS),
+        False,
+        "exec:node corpus/npm/ioredis-ratelimit.js",
+        "RateLimiter({key: function, mode: 'binary'})",
+        "sliding-window:limit=2,window=10",
+        NEMESIS_ALL,
+        "at most limit calls in any duration (a sliding log of Date.now() stamps)",
+        _needs(wrongful_rejection="", collision="", over_admission="skew"),
+        "index.js removeItems sends zrem(key, ...) with key the option, a function here, not "
+        "the identity's redisKey: the refused call's stamp stays in its log and every "
+        "identity's undo lands on one key (fixed in 3.0.0 on GitHub, never published to npm); "
+        "the stamps are the app's clock",
+        runtime="node",
+    ),
+)
+
+ROWS = (*PYPI_ROWS, *NPM_ROWS)

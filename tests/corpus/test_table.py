@@ -4,6 +4,7 @@ need no library of the corpus installed (its wrappers import theirs only when ca
 from __future__ import annotations
 
 import importlib
+import re
 import tomllib
 from pathlib import Path
 
@@ -36,14 +37,26 @@ def test_at_least_eight_releases_some_expected_caught_some_clean() -> None:
 
 def test_every_row_names_a_wrapper_pinned_releases_and_faults_it_may_draw() -> None:
     for row in ROWS:
-        module, _, attribute = row.limiter.partition(":")
-        assert callable(getattr(importlib.import_module(module), attribute)), row.name
-        assert all(pin.count("==") == 1 for pin in row.pins), row.name
+        if row.runtime == "node":
+            assert row.limiter.startswith("exec:node corpus/npm/"), row.name
+            assert (ROOT / row.limiter.removeprefix("exec:node ")).is_file(), row.name
+            assert all(re.fullmatch(r"@?[a-z0-9./-]+@\d+\.\d+\.\d+", pin) for pin in row.pins)
+        else:
+            module, _, attribute = row.limiter.partition(":")
+            assert callable(getattr(importlib.import_module(module), attribute)), row.name
+            assert all(pin.count("==") == 1 for pin in row.pins), row.name
         allowed = set() if row.nemesis == "none" else set(row.nemesis.split(","))
         assert allowed <= FAULTS, row.name
         for kind, faults in row.expected.items():
             assert kind in set(Flaw), (row.name, kind)
             assert faults <= allowed, f"{row.name}: {kind} needs a fault the row leaves out"
+
+
+def test_the_npm_rows_are_five_releases_or_more_each_in_a_directory_of_its_own() -> None:
+    npm = [row for row in ROWS if row.runtime == "node"]
+    assert len({row.library for row in npm}) >= 5
+    assert all(not row.shared and row.directory.startswith(".corpus/npm/") for row in npm)
+    assert {row.runtime for row in ROWS} == {"python", "node"}
 
 
 def test_rows_of_one_release_share_its_directory_and_pins() -> None:
