@@ -10,15 +10,12 @@ from limiters import CATALOGUE, Decision
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
-    """Left-aligned columns, two spaces apart, with a header rule."""
-    rows = [list(map(str, row)) for row in rows]
-    widths = [
-        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(headers)
-    ]
-    lines = [headers, ["-" * w for w in widths], *rows]
-    return "\n".join(
-        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in lines
-    )
+    """Left-aligned columns, two spaces apart, with a header rule, as wide as the cells are (the
+    reports' terminal table, unwrapped; imported here, so a command that prints none does not
+    load the reports)."""
+    from reports import terminal
+
+    return terminal.table(headers, [list(map(str, row)) for row in rows], width=None)
 
 
 def catalogue() -> str:

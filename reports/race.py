@@ -8,9 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness.history import races
-from harness.history.races import RaceTestRow, SavedRace, Search
-
-TRACE = "trace.json"  # a race's saved race, in its run directory
+from harness.history.races import TRACE, RaceTestRow, SavedRace, Search
 
 
 @dataclass(frozen=True)
@@ -21,10 +19,14 @@ class Race:
     saved: SavedRace
 
     @property
+    def name(self) -> str:
+        """Its run directory's name for a race's first, else its file's."""
+        return self.path.parent.name if self.path.name == TRACE else self.path.stem
+
+    @property
     def image(self) -> str:
         """The file name of its swim-lane plot."""
-        stem = self.path.parent.name if self.path.name == TRACE else self.path.stem
-        return f"{stem}.png" if stem.startswith("race-") else f"race-{stem}.png"
+        return f"{self.name}.png" if self.name.startswith("race-") else f"race-{self.name}.png"
 
 
 @dataclass(frozen=True)

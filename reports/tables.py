@@ -195,7 +195,7 @@ def race_report(race: Race) -> Report:
         for kind in checked
     ]
     return Report(
-        f"Race: {race.path.parent.name if race.path.name == 'trace.json' else race.path.stem}",
+        f"Race: {race.name}",
         race_headline(race),
         table,
         [trace_finding(race)],

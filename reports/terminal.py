@@ -21,13 +21,16 @@ def render(report: Report, width: int = WIDTH) -> str:
     return "\n\n".join(shown + [fill(note) for note in report.footer])
 
 
-def table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int = WIDTH) -> str:
-    """Left-aligned columns under a rule; a column narrowed to fit wraps its cells at spaces."""
-    widths = _widths(headers, rows, width)
-    lines = [_line(headers, widths), _line(["-" * w for w in widths], widths)]
-    for row in rows:
-        lines += _wrapped(row, widths)
-    return "\n".join(lines)
+def table(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int | None = WIDTH) -> str:
+    """Left-aligned columns, two spaces apart, under a rule; a column narrowed to fit ``width``
+    wraps its cells at spaces (``None``: as wide as the cells are, each as it is)."""
+    if width is None:
+        widths = [max(len(c) for c in column) for column in zip(headers, *rows, strict=True)]
+        shown = [_line(row, widths) for row in rows]
+    else:
+        widths = _widths(headers, rows, width)
+        shown = [line for row in rows for line in _wrapped(row, widths)]
+    return "\n".join([_line(headers, widths), _line(["-" * w for w in widths], widths), *shown])
 
 
 def _widths(headers: Sequence[str], rows: Sequence[Sequence[str]], width: int) -> list[int]:

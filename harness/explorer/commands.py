@@ -23,7 +23,7 @@ from harness.explorer.spec import MOST_EXAMPLES, MOST_INSTANCES, RaceSpec
 from harness.explorer.trace import load, render, save
 from harness.explorer.trace import replay as replay_saved
 from harness.explorer.unseen import countable, said
-from harness.history.races import RaceTestRow, write_race_test
+from harness.history.races import TRACE, RaceTestRow, write_race_test
 from harness.provision import provision_explorer
 from harness.report import shown_in_terminal, write_report
 from harness.rundir import new_run_dir
@@ -82,7 +82,7 @@ def race(args: argparse.Namespace) -> int:
     refused = unseen > 0 and not args.allow_unscheduled
     flaws = []
     if finds:  # the first flaw's trace at --trace, else in a run directory of its own
-        where = Path(args.trace) if args.trace else new_run_dir("race", args.limiter) / "trace.json"
+        where = Path(args.trace) if args.trace else new_run_dir("race", args.limiter) / TRACE
         flaws = [_report_flaw(where, setup, found, n) for n, found in enumerate(finds)]
         with writing(where.parent):
             POOL.keep_stderr(where.parent)  # a program's, as app-N.stderr

@@ -29,6 +29,7 @@ from harness.history.files import write_json
 from harness.history.verdict import Verdict
 
 RACE_TEST = "race-test.json"  # the race-test table, in its run directory
+TRACE = "trace.json"  # a race's first saved race, in its run directory
 
 # what a trace step is: a request starting, its decision or failure, a command the instance
 # sent (or a thread of its own did, unscheduled), time passing, a fault striking
