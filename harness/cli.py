@@ -170,6 +170,20 @@ def add_study_command(commands: Any) -> None:
 def add_load_commands(commands: Any) -> None:
     swarm = commands.add_parser("load", help="a Locust swarm against app instances, judged")
     add_system_options(swarm)
+    served = swarm.add_mutually_exclusive_group()
+    served.add_argument(
+        "--exec",
+        dest="exec_command",
+        metavar="COMMAND",
+        help="start --instances copies of this HTTP service of your own (it serves on $PORT, "
+        "limits with $REDIS_URL and $RATELIMIT_POLICY) instead of the harness's app",
+    )
+    served.add_argument(
+        "--target",
+        metavar="URL,...",
+        help="load these instances of a service already running instead of starting any "
+        "(its Redis, to read the keys it left: --redis-url)",
+    )
     swarm.add_argument("--users", type=int, default=40, help="Locust users (default 40)")
     swarm.add_argument("--spawn-rate", type=float, default=20, help="users started a second (20)")
     swarm.add_argument("--duration", type=float, help="seconds, headless (default: the web UI)")

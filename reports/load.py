@@ -23,7 +23,10 @@ class LoadRun:
 
     @property
     def instances(self) -> int:
-        """App instances: one log each; else the most processes any rule's history shows."""
+        """App instances: as the run's setup says; else one log each; else the most processes
+        any rule's history shows."""
+        if self.record.setup.get("instances"):
+            return int(self.record.setup["instances"])
         logs = len(list((self.directory / "logs").glob("app-*.log")))
         shown = [int(r.server.metrics.get("processes", 0)) for r in self.rules]
         return logs or max(shown, default=0)

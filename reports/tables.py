@@ -295,7 +295,7 @@ def load_footer(run: LoadRun) -> list[str]:
                 "request is unknown, 503 to its client."
             )
     for r in run.rules:
-        for side, verdict in (("instances", r.server), ("clients", r.client)):
+        for side, verdict in r.sides:
             notes.extend(
                 f"{r.name} {v.kind} ({side}): {v.witnesses[0].detail}"
                 for v in verdict.violations
@@ -311,7 +311,7 @@ def load_footer(run: LoadRun) -> list[str]:
 def load_findings(run: LoadRun) -> list[Finding]:
     findings: list[Finding] = []
     for r in run.rules:
-        for side, v in (("instances", r.server), ("clients", r.client)):
+        for side, v in r.sides:
             findings.extend(
                 Finding(f"{r.name} {x.kind} ({side})", witness_text(x)) for x in v.violations
             )
@@ -336,7 +336,7 @@ def _rule_cases(rule: RuleRecord) -> list[Case]:
     for kind in rule.checks:
         found = [
             f"{side}: {witness_text(v)}"
-            for side, verdict in (("instances", rule.server), ("clients", rule.client))
+            for side, verdict in rule.sides
             for v in verdict.of_kind(kind)
         ]
         failure = f"{rule.count(kind)} {kind} ({rule.judged_by})" if found else None

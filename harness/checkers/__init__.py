@@ -58,8 +58,11 @@ def check(
     history: Sequence[Operation], policy: Policy, ttls: Mapping[str, float] | None = None
 ) -> Verdict:
     """Judge ``history`` against ``policy``; ``ttls`` is the run's final key snapshot
-    (key -> TTL in seconds, -1 for none), when there is one."""
+    (key -> TTL in seconds, -1 for none), when there is one: without one, no key is judged
+    (the verdict does not name ``immortal-key`` as checked)."""
     parts = [part for part in PARTS if part.judges(policy)]
+    if ttls is None:
+        parts = [part for part in parts if part.kind != "immortal-key"]
     if all(part.policies is None for part in parts):
         raise PolicyError(f"no checker judges {policy.kind} policies")
     evidence = Evidence(history, ttls or {})

@@ -19,7 +19,9 @@ OUTBOUND = "outbound"  # the rule of the calls the instances make (not the clien
 
 @dataclass
 class RuleRecord:
-    """One rule's verdict: the instances' history (``server``) and the clients' (``client``)."""
+    """One rule's verdict: the instances' history (``server``) and the clients' (``client``).
+    A rule a service of the user's own enforced (``served``) has one history, its clients'
+    (they saw its decisions): both verdicts are its verdict."""
 
     name: str
     path: str  # the routes it limits
@@ -33,6 +35,14 @@ class RuleRecord:
     latency_ms: dict[str, float] = field(default_factory=dict)  # as the clients measured it
     client_outcomes: dict[str, int] = field(default_factory=dict)
     first_error: str | None = None  # how its limiter failed, the first time it did
+    served: bool = False
+
+    @property
+    def sides(self) -> list[tuple[str, Verdict]]:
+        """Each history judged, by whose it is."""
+        if self.served:
+            return [("clients", self.client)]
+        return [("instances", self.server), ("clients", self.client)]
 
     @property
     def undecided(self) -> bool:
@@ -80,6 +90,7 @@ class RuleRecord:
             "latency_ms": self.latency_ms,
             "client_outcomes": self.client_outcomes,
             "first_error": self.first_error,
+            "served": self.served,
         }
 
     @classmethod
@@ -97,6 +108,7 @@ class RuleRecord:
             latency_ms={str(k): float(v) for k, v in data["latency_ms"].items()},
             client_outcomes={str(k): int(v) for k, v in data["client_outcomes"].items()},
             first_error=None if data["first_error"] is None else str(data["first_error"]),
+            served=bool(data.get("served", False)),
         )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from urllib.parse import urlsplit
 
 from harness.history.loads import LoadRecord
 from harness.load.rules import Rules, load_rules
@@ -18,6 +19,7 @@ from harness.load.run import (
     run_load,
     serve_until_stopped,
 )
+from harness.load.service import Service
 from harness.provision import RedisServer
 from harness.report import shown_in_terminal, write_report
 
@@ -25,7 +27,8 @@ MAX_INSTANCES, MAX_USERS, MAX_DURATION = 32, 10_000, 24 * 3600
 
 
 def load(args: argparse.Namespace) -> int:
-    rules = _rules(args)
+    service = _service(args)
+    rules = _rules(args, service)
     if not 1 <= args.users <= MAX_USERS or not 0 < args.spawn_rate <= MAX_USERS:
         raise LoadError(f"--users must be 1..{MAX_USERS} and --spawn-rate 0..{MAX_USERS}")
     if args.duration is not None and not 0 < args.duration <= MAX_DURATION:
@@ -50,8 +53,8 @@ def load(args: argparse.Namespace) -> int:
             "/correctness); Ctrl-C to stop and judge",
             file=sys.stderr,
         )
-    with redis_for(args.redis, args.redis_url, args.cluster) as server:
-        run_dir, verdict = run_load(_system(rules, server, args), swarm)
+    with redis_for(args.redis, args.redis_url, args.cluster, service) as server:
+        run_dir, verdict = run_load(_system(rules, server, args, service), swarm)
     written = write_report([run_dir])
     print(shown_in_terminal(run_dir))
     print(f"run directory: {run_dir}")
@@ -85,14 +88,37 @@ def exit_code(verdict: LoadRecord) -> int:
     return 0 if verdict.valid else 1
 
 
-def _system(rules: Rules, server: RedisServer, args: argparse.Namespace) -> System:
-    return System(rules, server, args.instances, args.cluster, args.host)
+def _system(
+    rules: Rules, server: RedisServer, args: argparse.Namespace, service: Service | None = None
+) -> System:
+    return System(rules, server, args.instances, args.cluster, args.host, service)
 
 
-def _rules(args: argparse.Namespace) -> Rules:
+def _service(args: argparse.Namespace) -> Service | None:
+    """The service of the user's own that ``--exec`` or ``--target`` names, if one does."""
+    if args.exec_command is not None:
+        if not args.exec_command.strip():
+            raise LoadError("--exec needs a command")
+        return Service(command=args.exec_command)
+    if args.target is None:
+        return None
+    targets = tuple(url.strip().rstrip("/") for url in args.target.split(",") if url.strip())
+    if not targets:
+        raise LoadError("--target needs at least one URL")
+    for url in targets:
+        if urlsplit(url).scheme not in ("http", "https") or not urlsplit(url).hostname:
+            raise LoadError(f"--target {url!r} is not an http:// or https:// URL")
+        require_loopback(url, args.allow_remote)
+    return Service(targets=targets)
+
+
+def _rules(args: argparse.Namespace, service: Service | None = None) -> Rules:
     if not 1 <= args.instances <= MAX_INSTANCES:
         raise LoadError(f"--instances must be 1..{MAX_INSTANCES}")
     if args.redis_url:
         require_loopback(args.redis_url, args.allow_remote)
     require_loopback(f"http://{args.host}", args.allow_remote)
-    return load_rules(args.config).with_default(args.limiter, args.policy, args.judge_by)
+    if service is not None and args.limiter:
+        raise LoadError("--limiter is the harness's app's: with --exec or --target, yours decides")
+    rules = load_rules(args.config, served=service is not None)
+    return rules.with_default(args.limiter, args.policy, args.judge_by)

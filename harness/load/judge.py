@@ -8,6 +8,9 @@ provider's record of arrivals (each call's departure) and the instances' refusal
 come from the clients (``client.json``), and the promises of ``X-RateLimit-Remaining`` are
 held against the instances' history (``harness.load.promises``). Each merged history is kept
 in ``RUN_DIR/history`` so ``python -m harness check`` can judge it again.
+
+A service of the user's own (``harness.load.service``) keeps no journal: what its clients saw
+is its decisions, judged once, with the keys it left.
 """
 
 from __future__ import annotations
@@ -27,21 +30,27 @@ from harness.rundir import keep_judged
 
 
 def judge(
-    run_dir: Path, rules: Rules, ttls: dict[str, dict[str, float]], seconds: float
+    run_dir: Path,
+    rules: Rules,
+    ttls: dict[str, dict[str, float]],
+    seconds: float,
+    served_by: str = "",
 ) -> LoadRecord:
-    """Judge every rule that saw traffic; ``ttls`` holds each rule's keys left in Redis."""
+    """Judge every rule that saw traffic; ``ttls`` holds each rule's keys left in Redis;
+    ``served_by`` names the service of the user's own that enforced ``rules``, if one did."""
     seen = _client_view(run_dir)
     history_dir = run_dir / "history"
     history_dir.mkdir(exist_ok=True)
     verdicts = []
     for rule in rules.all:
-        server = _server_history(run_dir, rule)
         client = merge_journals(journal_paths(run_dir, "client", rule.name))
+        server = client if rules.served else _server_history(run_dir, rule)
         if not server and not client:
             continue
         write_history(history_dir / f"{rule.name}.client.jsonl", client)
         policy = rule.judge_policy
         server_verdict = check(server, policy, ttls.get(rule.name))
+        client_verdict = server_verdict if rules.served else check(client, policy)
         keep_judged(
             run_dir,
             f"history/{rule.name}",
@@ -60,16 +69,17 @@ def judge(
             RuleRecord(
                 rule.name,
                 rule.path,
-                rule.limiter,
+                served_by if rules.served and served_by else rule.limiter,
                 rule.policy,
                 str(policy),
                 server_verdict,
-                check(client, policy),
+                client_verdict,
                 lies,
                 examples,
                 seen["latency_ms"].get(rule.name, {}),
                 seen["outcomes"].get(rule.name, {}),
                 first_error(run_dir, rule.name),
+                served=rules.served,
             )
         )
     return LoadRecord(verdicts, seconds)

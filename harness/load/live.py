@@ -1,4 +1,6 @@
-"""The live verdict: the app instances' journals judged while the swarm runs.
+"""The live verdict: the app instances' journals judged while the swarm runs (a service of the
+user's own keeps none: then the clients' journals, which are its decisions as the judge sees
+them too).
 
 ``python -m harness.load.live RUN_DIR`` runs beside the instances, in its own process (judging
 is CPU work that would stall Locust's gevent loop, and with it the users and their latencies),
@@ -73,7 +75,8 @@ class JournalTail:
 
 class LiveJudge:
     def __init__(self, run_dir: str | Path, rules: Rules, interval: float = 2.0) -> None:
-        self.root = Path(run_dir) / "journals" / "server"
+        side = "client" if rules.served else "server"
+        self.root = Path(run_dir) / "journals" / side
         self.promises = Path(run_dir) / "promises"
         self.rules = {rule.name: RuleState(rule) for rule in rules.all}
         self.interval = interval

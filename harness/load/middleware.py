@@ -2,7 +2,8 @@
 the request, ask its limiter, journal the decision, and answer 429 or pass the request on, with
 the rate-limit headers on both.
 
-Identity is the ``X-API-Key`` header, else the client address: the first ``X-Forwarded-For``
+Identity is the API key (the ``X-API-Key`` header, or the header a rule names as its
+``identity``), else the client address: the first ``X-Forwarded-For``
 hop when the peer is on loopback (a trusted balancer, or a load generator speaking for many
 clients), else the peer itself. The limiter sees ``<tag>:<rule>:<identity>``, so each rule (and
 each run) keeps its own keys; the journal records the bare identity.
@@ -32,11 +33,20 @@ from harness.load.rules import Rule, Rules, tier_of
 from limiters import Decision, Limiter
 
 
-def identity_of(scope: Scope) -> tuple[str, str]:
-    """(identity, tier) of a request: its API key, else its client address; the pro tier is an
-    API key beginning ``pro-``."""
+def held_by(rules: Rules, scope: Scope) -> tuple[Rule, str] | None:
+    """The rule that holds a request and the request's identity under it; None if none does."""
     headers = dict(scope.get("headers") or ())
-    api_key = headers.get(b"x-api-key")
+    for rule in rules.rules:
+        identity, tier = identity_of(scope, headers, rule.identity.lower().encode("latin-1"))
+        if rule.matches(scope["path"], tier):
+            return rule, identity
+    return None
+
+
+def identity_of(scope: Scope, headers: dict[bytes, bytes], header: bytes) -> tuple[str, str]:
+    """(identity, tier) of a request: its API key (in ``header``, lower case), else its client
+    address; the pro tier is an API key beginning ``pro-``."""
+    api_key = headers.get(header)
     if api_key:
         key = api_key.decode("latin-1")
         return key, tier_of(key)
@@ -77,11 +87,11 @@ class RateLimitMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        identity, tier = identity_of(scope)
-        rule = self.rules.match(scope["path"], tier)
-        if rule is None:
+        held = held_by(self.rules, scope)
+        if held is None:
             await self.app(scope, receive, send)
             return
+        rule, identity = held
         decision = self.decide(rule, identity)
         if decision is None:
             await _json(send, 503, {"error": "limiter_failed", "rule": rule.name}, [])

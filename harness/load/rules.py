@@ -10,6 +10,8 @@ the calls ``/send-otp`` makes to the SMS provider (Part 6's leaky bucket)::
     policy = "fixed-window:limit=5,window=900"
     # tier = "pro"                       # optional: only identities of this tier
     # judged_by = "sliding-window:limit=5,window=900"  # optional: judge by another policy
+    # identity = "X-API-Key"             # optional: the header that carries the API key
+    # keys = "rl:login:*"                # optional: its keys in Redis, for their TTLs afterwards
 
     [outbound]
     limiter = "leaky-bucket"
@@ -21,6 +23,10 @@ one it enforces: a fixed window judged by the sliding window of the same limit s
 boundary attack (Part 2). Each rule keeps its own keys, so one identity can be held by several
 rules at once (its logins and its API calls). An API key beginning ``pro-`` is of the pro tier;
 every other identity is of the free tier.
+
+For a service of the user's own (``load --exec`` or ``--target``: ``harness.load.service``) the
+service decides, so a rule names no limiter; ``keys``, a glob, tells the judge which keys in
+Redis are the rule's (on a Redis the harness started, a lone rule's keys are every key there).
 """
 
 from __future__ import annotations
@@ -37,7 +43,9 @@ from harness.history.loads import OUTBOUND
 from limiters import CATALOGUE, Policy, resolve
 
 TIERS = ("free", "pro")
-_FIELDS = ("name", "path", "limiter", "policy", "tier", "judged_by")
+_FIELDS = ("name", "path", "limiter", "policy", "tier", "judged_by", "identity", "keys")
+API_KEY_HEADER = "X-API-Key"
+SERVICE = "service"  # the limiter of a rule that a service of the user's own enforces
 
 
 def tier_of(api_key: str | None) -> str:
@@ -57,6 +65,8 @@ class Rule:
     policy: str
     tier: str | None = None
     judged_by: str | None = None
+    identity: str = API_KEY_HEADER  # the request header that carries the API key
+    keys: str | None = None  # a glob of its keys in Redis; None: the harness's own naming
 
     def matches(self, path: str, tier: str) -> bool:
         if self.tier is not None and self.tier != tier:
@@ -120,10 +130,15 @@ class Rules:
             tuple(changed if r.name == DEFAULT_RULE else r for r in self.rules), self.outbound
         )
 
+    @property
+    def served(self) -> bool:
+        """Enforced by a service of the user's own, not by the harness's app."""
+        return all(rule.limiter == SERVICE for rule in self.rules)
+
     def to_json(self) -> str:
         rules = [{k: v for k, v in asdict(rule).items() if v is not None} for rule in self.rules]
         outbound = {"limiter": self.outbound.limiter, "policy": self.outbound.policy}
-        return json.dumps({"rule": rules, "outbound": outbound})
+        return json.dumps({"rule": rules, "outbound": outbound, "served": self.served})
 
 
 DEFAULT_RULE = "api"
@@ -138,14 +153,19 @@ DEFAULT_RULES = (
 DEFAULT_OUTBOUND = Rule(OUTBOUND, "", "leaky-bucket", "leaky-bucket:rate=10,capacity=20")
 
 
-def default_rules() -> Rules:
-    return Rules(DEFAULT_RULES, DEFAULT_OUTBOUND)
+# A service of the user's own: its /api/* at the default endpoint's budget, every tier.
+SERVED_RULES = (Rule("api", "/api/*", SERVICE, "fixed-window:limit=10,window=1"),)
 
 
-def load_rules(path: str | os.PathLike[str] | None) -> Rules:
-    """The rules of a TOML file, or the defaults for None. Raises RulesError."""
+def default_rules(served: bool = False) -> Rules:
+    return Rules(SERVED_RULES if served else DEFAULT_RULES, DEFAULT_OUTBOUND)
+
+
+def load_rules(path: str | os.PathLike[str] | None, *, served: bool = False) -> Rules:
+    """The rules of a TOML file, or the defaults for None; ``served``: rules a service of the
+    user's own enforces (they name no limiter). Raises RulesError."""
     if path is None:
-        return default_rules()
+        return default_rules(served)
     try:
         with open(path, "rb") as file:
             data = tomllib.load(file)
@@ -153,21 +173,24 @@ def load_rules(path: str | os.PathLike[str] | None) -> Rules:
         raise RulesError(f"{os.fspath(path)}: {error.strerror or error}") from None
     except tomllib.TOMLDecodeError as error:
         raise RulesError(f"{os.fspath(path)}: not TOML: {error}") from None
-    return _from_data(data, os.fspath(path))
+    return _from_data(data, os.fspath(path), served)
 
 
 def rules_from_json(text: str) -> Rules:
     """What ``Rules.to_json`` wrote (the form passed to app instances and Locust)."""
-    return _from_data(json.loads(text), "rules JSON")
+    data = json.loads(text)
+    return _from_data(data, "rules JSON", bool(data.pop("served", False)))
 
 
-def _from_data(data: dict[str, Any], source: str) -> Rules:
+def _from_data(data: dict[str, Any], source: str, served: bool = False) -> Rules:
     unknown = set(data) - {"rule", "outbound"}
     if unknown:
         raise RulesError(f"{source}: unknown table {sorted(unknown)[0]!r}; expected rule, outbound")
     tables = data.get("rule", [])
     if not isinstance(tables, list) or not tables:
         raise RulesError(f"{source}: expected at least one [[rule]] table")
+    if served:
+        tables = [_served(table, source, number) for number, table in enumerate(tables, 1)]
     rules = tuple(_rule(table, source, number) for number, table in enumerate(tables, 1))
     outbound = data.get("outbound")
     if outbound is None:
@@ -183,6 +206,16 @@ def _validated_from(source: str, rules: Sequence[Rule], outbound: Rule) -> Rules
         return validated(rules, outbound)
     except RulesError as error:
         raise RulesError(f"{source}: {error}") from None
+
+
+def _served(table: object, source: str, number: int) -> object:
+    """A rule of a service of the user's own: it names no limiter (the service decides)."""
+    if not isinstance(table, dict) or table.get("limiter", SERVICE) == SERVICE:
+        return table if not isinstance(table, dict) else {**table, "limiter": SERVICE}
+    raise RulesError(
+        f"{source}: rule {number} names limiter {table['limiter']!r}, but the service under "
+        "test decides: drop the field"
+    )
 
 
 def _rule(table: object, source: str, where: object) -> Rule:
@@ -229,10 +262,14 @@ def _check(rule: Rule) -> list[str]:
     """Why the rule's limiter cannot enforce its policy, if it cannot. A catalogue limiter is
     built on a stand-in client to ask it; a plug-in is only imported (its factory may need a
     real Redis)."""
+    if not rule.identity.strip() or any(c in rule.identity for c in ":\r\n "):
+        return [f"identity {rule.identity!r} is not a header name"]
     try:
-        builder = resolve(rule.limiter)
         policy = rule.parsed_policy
         rule.judge_policy  # noqa: B018 (parsed to be checked)
+        if rule.limiter == SERVICE:
+            return []
+        builder = resolve(rule.limiter)
         if rule.limiter in CATALOGUE:
             builder(_ScriptsOnly(), policy)
     except ValueError as error:  # PolicyError, PluginError, UnknownLimiter

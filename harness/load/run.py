@@ -37,8 +37,9 @@ from harness.history.loads import LoadRecord
 from harness.leftovers import key_ttls
 from harness.load import ENV
 from harness.load.judge import judge
-from harness.load.rules import Rules
+from harness.load.rules import DEFAULT_RULE, SERVICE, Rule, Rules
 from harness.load.serve import Fleet, Process, spawn, start_fleet
+from harness.load.service import Service, start_service
 from harness.provision import RedisServer, provision, provision_cluster
 
 RUNS = Path("runs")
@@ -94,7 +95,15 @@ def new_run_dir(command: str) -> Path:
     return rundir.new_run_dir(command, root=RUNS).resolve()
 
 
-def redis_for(how: str | None, url: str | None, cluster: bool) -> RedisServer:
+NO_REDIS = "none"  # a RedisServer's ``how`` when the run has none (a --target of its own)
+
+
+def redis_for(
+    how: str | None, url: str | None, cluster: bool, service: Service | None = None
+) -> RedisServer:
+    """The run's Redis: given, started, or (for targets with no URL given) none."""
+    if service is not None and service.targets and not (url or os.environ.get("REDIS_URL")):
+        return RedisServer("", NO_REDIS, "the targets' own, not read (no --redis-url)")
     return provision_cluster(how) if cluster and not url else provision(how, url)
 
 
@@ -107,6 +116,13 @@ class System:
     instances: int = 4
     cluster: bool = False
     host: str = "127.0.0.1"
+    service: Service | None = None  # a service of the user's own; None: the harness's app
+
+    @property
+    def limited_by(self) -> str:
+        """The policy a service of the user's own is told to enforce: the default rule's."""
+        rules = self.rules.rules
+        return next((r.policy for r in rules if r.name == DEFAULT_RULE), rules[0].policy)
 
 
 @contextlib.contextmanager
@@ -115,15 +131,7 @@ def running(system: System, command: str) -> Iterator[tuple[Path, str, Fleet]]:
     (stopped when the block ends): the directory, the run's key tag and the instances."""
     run_dir = new_run_dir(command)
     tag = secrets.token_hex(4)
-    with start_fleet(
-        run_dir,
-        system.rules,
-        system.server.url,
-        system.instances,
-        tag=tag,
-        cluster=system.cluster,
-        host=system.host,
-    ) as fleet:
+    with _fleet(system, run_dir, tag) as fleet:
         live = live_judge(run_dir)
         try:
             yield run_dir, tag, fleet
@@ -132,15 +140,39 @@ def running(system: System, command: str) -> Iterator[tuple[Path, str, Fleet]]:
             live.stop()
 
 
+def _fleet(system: System, run_dir: Path, tag: str) -> Fleet:
+    if system.service is None:
+        return start_fleet(
+            run_dir,
+            system.rules,
+            system.server.url,
+            system.instances,
+            tag=tag,
+            cluster=system.cluster,
+            host=system.host,
+        )
+    (run_dir / "rules.json").write_text(system.rules.to_json())
+    return start_service(
+        run_dir,
+        system.service,
+        system.server.url,
+        system.limited_by,
+        instances=system.instances,
+        host=system.host,
+    )
+
+
 def finish(
     system: System, run_dir: Path, tag: str, seconds: float, swarm: Swarm | None = None
 ) -> LoadRecord:
     """Judge a stopped run (the keys it left while its Redis still runs); save the verdict,
     with how the run was set up."""
-    ttls = leftover_keys(system.server.url, system.cluster, tag, system.rules)
-    verdict = judge(run_dir, system.rules, ttls, seconds)
-    setup = {
-        "instances": system.instances,
+    ttls = leftover_keys(system.server, system.cluster, tag, system.rules)
+    service = system.service
+    verdict = judge(run_dir, system.rules, ttls, seconds, service.label if service else "")
+    setup: dict[str, Any] = {
+        "instances": len(service.targets) if service and service.targets else system.instances,
+        "service": service.label if service else None,
         "redis": system.server.how,
         "cluster": system.cluster,
         "host": system.host,
@@ -264,14 +296,33 @@ def progress(run_dir: Path, elapsed: float) -> str:
     )
 
 
-def leftover_keys(url: str, cluster: bool, tag: str, rules: Rules) -> dict[str, dict[str, float]]:
-    """Each rule's keys in Redis after the run, with their TTLs in seconds (-1: none). Only
-    keys naming this run's tag: a Redis the harness was given is never read beyond them."""
+def leftover_keys(
+    server: RedisServer, cluster: bool, tag: str, rules: Rules
+) -> dict[str, dict[str, float]]:
+    """Each rule's keys in Redis after the run, with their TTLs in seconds (-1: none): those of
+    its ``keys`` glob, else those naming this run's tag (the harness's app names them so); a
+    service's lone rule on a Redis the harness started owns every key there. A Redis the
+    harness was given is never read beyond these."""
+    lone = len(rules.rules) == 1 and server.how != "url"  # a lone rule on a Redis of our own
+    found = {rule.name: key_glob(rule, tag, lone) for rule in rules.all}
+    globs = {name: glob for name, glob in found.items() if glob}
+    if server.how == NO_REDIS or not globs:
+        return {}
+    url = server.url
     client: Any = redis.RedisCluster.from_url(url) if cluster else redis.Redis.from_url(url)
     try:
-        return {rule.name: key_ttls(client, f"*{tag}:{rule.name}:*") for rule in rules.all}
+        return {name: key_ttls(client, glob) for name, glob in globs.items()}
     finally:
         client.close()
+
+
+def key_glob(rule: Rule, tag: str, lone: bool) -> str | None:
+    """Which keys are ``rule``'s (see ``leftover_keys``); None: none can be told."""
+    if rule.keys:
+        return rule.keys
+    if rule.limiter != SERVICE:
+        return f"*{tag}:{rule.name}:*"
+    return "*" if lone else None
 
 
 def live_judge(run_dir: Path) -> Process:

@@ -67,15 +67,17 @@ class Process:
 
 @dataclass
 class Fleet:
-    """The running system: the instances (round-robin targets) and the provider."""
+    """The running system: the instances (round-robin targets) and the provider; ``targets``,
+    instances running already, not started here."""
 
     run_dir: Path
     instances: list[Process] = field(default_factory=list)
     provider: Process | None = None
+    targets: list[str] = field(default_factory=list)
 
     @property
     def urls(self) -> list[str]:
-        return [p.url for p in self.instances]
+        return [p.url for p in self.instances] + self.targets
 
     def stop(self) -> None:
         for process in [*self.instances, *filter(None, [self.provider])]:

@@ -38,10 +38,15 @@ from harness.load import ENV
 from harness.load.client_view import ClientView
 from harness.load.journals import Journals
 from harness.load.promises import Promise, PromiseLog
-from harness.load.rules import Rules, rules_from_json, tier_of
+from harness.load.rules import API_KEY_HEADER, Rules, rules_from_json, tier_of
 from harness.load.truth import response_lies
 
-OUTCOME_OF_STATUS = {200: Outcome.ALLOWED, 429: Outcome.REJECTED}
+
+def outcome_of(status: int) -> Outcome:
+    """A 2xx is an admission, a 429 a refusal; anything else (0: no answer) decided nothing."""
+    if 200 <= status < 300:
+        return Outcome.ALLOWED
+    return Outcome.REJECTED if status == 429 else Outcome.UNKNOWN
 
 
 def _options(parser: Any) -> None:
@@ -124,10 +129,10 @@ class ApiUser(FastHttpUser):
         """Send one request to the next instance as ``api_key`` (else from ``client_ip``, else
         from this host); journal it, time it, check its headers. Returns the status (0: no
         answer)."""
-        headers = {"X-API-Key": api_key} if api_key else {}
+        rule = self.pipes.rules.match(path, tier_of(api_key))
+        headers = {rule.identity if rule else API_KEY_HEADER: api_key} if api_key else {}
         if client_ip and not api_key:
             headers["X-Forwarded-For"] = client_ip
-        rule = self.pipes.rules.match(path, tier_of(api_key))
         journal = self.pipes.journals[rule.name] if rule and self.pipes.journals else None
         began = self._start_time()
         identity = api_key or client_ip or "127.0.0.1"
@@ -141,7 +146,7 @@ class ApiUser(FastHttpUser):
             if status == 429:
                 response.success()  # a refusal is the limiter at work, not a failed request
             answered = dict((response.headers or {}).items())
-        outcome = OUTCOME_OF_STATUS.get(status, Outcome.UNKNOWN)
+        outcome = outcome_of(status)
         if journal:
             journal.complete(token, outcome)
         self.retry_after = None
@@ -172,7 +177,7 @@ class ApiUser(FastHttpUser):
     ) -> None:
         """Check the answer's headers; keep what Remaining promised an admitted request."""
         lies, self.retry_after, remaining = response_lies(headers, status)
-        if status == 200 and remaining is not None and self.pipes.promises:
+        if 200 <= status < 300 and remaining is not None and self.pipes.promises:
             self.pipes.promises.add(rule, asked._replace(remaining=remaining))
         if lies:
             shown = {k: v for k, v in headers.items() if k.lower() in RATE_LIMIT_HEADERS}

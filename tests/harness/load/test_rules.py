@@ -5,6 +5,7 @@ import pytest
 from harness.history.loads import OUTBOUND
 from harness.load.rules import (
     DEFAULT_OUTBOUND,
+    SERVICE,
     Rule,
     Rules,
     RulesError,
@@ -285,3 +286,43 @@ def test_the_outbound_rule_cannot_be_renamed(tmp_path: Path) -> None:
     except RulesError:
         return
     assert rules.outbound.name == OUTBOUND
+
+
+# --- rules a service of the user's own enforces (load --exec / --target) ------------------
+
+
+def test_a_service_rules_file_names_no_limiter(tmp_path: Path) -> None:
+    text = rule_table(
+        name="api", path="/api/*", limiter="-", identity="X-Client-Id", keys="rl:api:*"
+    )
+    rules = load_rules(rules_file(tmp_path, text), served=True)
+    (api,) = rules.rules
+    assert (api.limiter, api.identity, api.keys) == (SERVICE, "X-Client-Id", "rl:api:*")
+    assert rules.served
+    assert rules_from_json(rules.to_json()) == rules  # the form Locust and the live judge read
+    assert rules_from_json(rules.to_json()).served
+
+
+def test_a_service_rule_that_names_a_limiter_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(RulesError, match="the service under test decides: drop the field"):
+        load_rules(rules_file(tmp_path, rule_table()), served=True)
+
+
+def test_the_harness_app_still_needs_a_limiter(tmp_path: Path) -> None:
+    with pytest.raises(RulesError, match="needs limiter"):
+        load_rules(rules_file(tmp_path, rule_table(limiter="-")))
+
+
+def test_a_service_has_one_default_rule_on_every_tier() -> None:
+    rules = load_rules(None, served=True).with_default(None, "fixed-window:limit=3,window=2")
+    assert [(r.name, r.path, r.limiter, r.tier) for r in rules.rules] == [
+        ("api", "/api/*", SERVICE, None)
+    ]
+    assert rules.rules[0].policy == "fixed-window:limit=3,window=2"
+    assert not default_rules().served
+
+
+@pytest.mark.parametrize("header", ["", "X Client", "X-Client:1"])
+def test_an_identity_that_is_no_header_name_is_refused(tmp_path: Path, header: str) -> None:
+    with pytest.raises(RulesError, match="is not a header name"):
+        load_rules(rules_file(tmp_path, rule_table(identity=header)))

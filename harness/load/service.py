@@ -1,0 +1,89 @@
+"""A service of the user's own as the system under test: ``load --exec COMMAND`` starts N copies
+of it, ``load --target URL,...`` drives copies already running.
+
+Each copy started is its own OS process (group) with the harness's environment plus the line
+protocol's (``limiters.program.program_env``: ``REDIS_URL``, ``RATELIMIT_POLICY``,
+``RATELIMIT_INSTANCE``) and ``PORT``, the loopback port it must serve HTTP on; its output goes to
+``RUN_DIR/logs/app-N.log``. It is ready once that port takes a connection (bounded: a copy that
+exits first, or is still not listening after ``READY_TIMEOUT`` seconds, fails the run with its
+log's last lines).
+
+The service decides; the harness sees only what its clients saw (the status, 2xx or 429, and the
+headers) and, afterwards, the keys it left in Redis: the judge reads the clients' journals as
+the decisions (``harness.load.judge``).
+"""
+
+from __future__ import annotations
+
+import shlex
+import socket
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from harness.load.serve import Fleet, Process, ServeError, spawn
+from harness.provision.base import free_port
+from limiters.program import program_env
+
+READY_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class Service:
+    """What serves the requests: ``command`` started ``instances`` times, or ``targets``."""
+
+    command: str | None = None
+    targets: tuple[str, ...] = ()
+
+    @property
+    def label(self) -> str:
+        """How reports name it."""
+        return f"exec:{self.command}" if self.command else ", ".join(self.targets)
+
+
+def start_service(
+    run_dir: Path, service: Service, redis_url: str, policy: str, *, instances: int, host: str
+) -> Fleet:
+    """The copies of ``service`` (none for targets), each answering on its port."""
+    logs = run_dir / "logs"
+    logs.mkdir(parents=True, exist_ok=True)
+    fleet = Fleet(run_dir, targets=list(service.targets))
+    if service.command is None:
+        return fleet
+    argv = shlex.split(service.command)
+    try:
+        for number in range(instances):
+            port = free_port()
+            env = program_env(redis_url, policy, number) | {"PORT": str(port)}
+            try:
+                copy = spawn(f"app-{number}", argv, logs, env, port=port, host=host)
+            except OSError as error:
+                raise ServeError(f"cannot start {service.command!r}: {error}") from None
+            fleet.instances.append(copy)
+        for process in fleet.instances:
+            _wait_listening(process, host, int(process.url.rsplit(":", 1)[1]))
+    except BaseException:
+        fleet.stop()
+        raise
+    return fleet
+
+
+def _wait_listening(process: Process, host: str, port: int) -> None:
+    deadline = time.monotonic() + READY_TIMEOUT
+    while True:
+        if not process.alive():
+            raise ServeError(
+                f"{process.name} exited with {process.popen.returncode} before it listened on "
+                f"port {port}: {process.tail() or 'no output'}"
+            )
+        try:
+            with socket.create_connection((host, port), timeout=1):
+                return
+        except OSError:
+            pass
+        if time.monotonic() > deadline:
+            raise ServeError(
+                f"{process.name} did not listen on $PORT ({port}) in {READY_TIMEOUT:.0f} s: "
+                f"{process.tail() or 'no output'}"
+            )
+        time.sleep(0.1)
