@@ -1,0 +1,62 @@
+"""Any limiter of this package, or any ``module:attr`` factory, as a program on the line protocol
+(``limiters.program``):
+
+    python -m limiters.line_program NAME
+
+reads ``REDIS_URL`` and ``RATELIMIT_POLICY``, builds ``NAME`` on a redis-py client as the load
+half's app does, and answers each identity on stdin with its decision, a JSON object of the
+fields the limiter told, until end of input. So the same limiter can be raced in-process (its
+name) and as an OS process behind the explorer's proxy (``exec:python -m limiters.line_program
+NAME``), and the two verdicts compared. A check that raises answers ``{"error": ...}`` (no
+decision) and says so on stderr. Bad input (no such limiter, a missing variable, a policy it
+cannot enforce): one line on stderr, exit code 2.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Any
+
+import redis
+
+from limiters import PluginError, PolicyError, UnknownLimiter, resolve
+from limiters.decision import Decision
+from limiters.policy import Policy
+from limiters.program import FIELDS
+
+
+def answer_line(decision: Decision) -> str:
+    """One answer of the line protocol: ``allowed`` and each field the limiter told."""
+    told: dict[str, Any] = {"allowed": decision.allowed}
+    told |= {
+        name: getattr(decision, name) for name in FIELDS if getattr(decision, name) is not None
+    }
+    return json.dumps(told)
+
+
+def main(argv: list[str]) -> int:
+    name = f"line_program[{os.environ.get('RATELIMIT_INSTANCE', '-')}]"
+    try:
+        if len(argv) != 1:
+            raise ValueError("usage: python -m limiters.line_program LIMITER")
+        url, spec = os.environ.get("REDIS_URL"), os.environ.get("RATELIMIT_POLICY")
+        if not url or not spec:
+            raise ValueError("REDIS_URL and RATELIMIT_POLICY must be set")
+        limiter = resolve(argv[0])(redis.Redis.from_url(url), Policy.parse(spec))
+    except (ValueError, PolicyError, PluginError, UnknownLimiter) as error:
+        print(f"{name}: {error}", file=sys.stderr)
+        return 2
+    for line in sys.stdin:
+        try:
+            answer = answer_line(limiter.check(line.strip()))
+        except Exception as error:  # a limiter may raise anything: that check decided nothing
+            print(f"{name}: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
+            answer = json.dumps({"error": f"{type(error).__name__}: {error}"})
+        print(answer, flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
