@@ -199,6 +199,16 @@ def add_load_commands(commands: Any) -> None:
         default=0.0,
         help="requests/s per user on a fixed schedule, latency from the intended send (0: off)",
     )
+    swarm.add_argument(
+        "--nemesis",
+        default="none",
+        help="faults while the swarm runs, in turn: kill-redis, restart-redis, pause-redis, "
+        "kill-instance (comma-separated; default none)",
+    )
+    swarm.add_argument(
+        "--nemesis-every", type=float, default=5.0, help="seconds from one fault to the next (5)"
+    )
+    swarm.add_argument("--nemesis-for", type=float, default=2.0, help="seconds each lasts (2)")
     swarm.add_argument("--json", dest="json_out", help="also write the verdict as JSON here")
     swarm.set_defaults(run=load_command("load"))
 

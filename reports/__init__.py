@@ -69,10 +69,11 @@ def build_instances(sources: list[Path], out: Path) -> list[Path]:
 
 def _plots(run: RaceTest | Race | LoadRun, out: Path) -> list[Path]:
     if isinstance(run, LoadRun):
-        from reports import admissions, latency
+        from reports import admissions, latency, latency_time
 
         plots = [admissions.plot(run, r, out / f"admissions-{r.name}.png") for r in run.rules]
         plots.append(latency.plot(run, out / "latency.png"))
+        plots.append(latency_time.plot(run, out / "latency-time.png"))
         return [p for p in plots if p is not None]
     from reports import swimlane
 

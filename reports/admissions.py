@@ -10,7 +10,6 @@ of a window edge and the line above the limit.
 
 from __future__ import annotations
 
-import math
 import time
 from collections import Counter
 from pathlib import Path
@@ -22,7 +21,7 @@ import matplotlib.pyplot as plt
 
 from harness.history import Operation
 from harness.history.loads import RuleRecord
-from reports.figures import save
+from reports.figures import fault_bands, nice_width, save
 from reports.load import LoadRun
 from reports.policy import allowance
 
@@ -37,7 +36,7 @@ def plot(run: LoadRun, rule: RuleRecord, path: Path) -> Path | None:
     times = sorted(_instant(op) for op in admitted if op.key == key)
     start = min(_instant(op) for op in admitted)
     end = max(_instant(op) for op in admitted)
-    width = min(allows.span / 20, _round(max(end - start, 1e-3) / 100))
+    width = min(allows.span / 20, nice_width(max(end - start, 1e-3) / 100))
     edges = _edges(rule.policy) or _edges(rule.judged_by)
     if edges and edges <= end - start:
         start -= start % edges  # the plot begins at an edge of the enforced window
@@ -66,6 +65,7 @@ def plot(run: LoadRun, rule: RuleRecord, path: Path) -> Path | None:
     if edges is not None and shown:
         for k in range(int((end - start) / edges) + 2):
             ax.axvline(k * edges, color="#999999", lw=0.6, ls=":")
+    fault_bands(ax, run.record.faults, start, end - start + width)
     ax.set_xlim(0, end - start + width)
     dotted = " (edges of the enforced window dotted)" if shown else ""
     ax.set_xlabel(f"seconds since {_clock(start)}{dotted}")
@@ -78,12 +78,6 @@ def plot(run: LoadRun, rule: RuleRecord, path: Path) -> Path | None:
     )
     ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8)
     return save(fig, path)
-
-
-def _round(seconds: float) -> float:
-    """A bin width of 1, 2 or 5 times a power of ten."""
-    power = 10 ** math.floor(math.log10(seconds))
-    return float(next(m * power for m in (1, 2, 5, 10) if m * power >= seconds))
 
 
 def _identities(n: int) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.history.loads import RuleRecord
+from harness.history.loads import OUTBOUND, RuleRecord
 from harness.history.races import RaceTestRow
 from reports.load import LoadRun
 from reports.race import Race, RaceTest
@@ -294,6 +294,7 @@ def load_footer(run: LoadRun) -> list[str]:
                 f"{r.name}: {r.limiter} failed (the first time: {r.first_error}); each such "
                 "request is unknown, 503 to its client."
             )
+    notes += fault_notes(run)
     for r in run.rules:
         for side, verdict in r.sides:
             notes.extend(
@@ -323,6 +324,33 @@ def load_findings(run: LoadRun) -> list[Finding]:
         if r.first_error:
             findings.append(Finding(f"{r.name}: its limiter failed", r.first_error))
     return findings
+
+
+def fault_notes(run: LoadRun) -> list[str]:
+    """A line per fault of the nemesis: when, and what it did to each rule."""
+    record = run.record
+    started = float(record.setup.get("started") or min((f.start for f in record.faults), default=0))
+    notes = []
+    for fault in record.faults:
+        lasted = f"{fault.end - fault.start:.1f} s" if fault.end is not None else "to the end"
+        on = f" on {fault.detail}" if fault.detail else ""
+        effects = "; ".join(
+            f"{name}: {e.requests:,} requests, {e.undecided:,} undecided "
+            f"({'admitted unchecked' if e.on_error == 'open' else 'refused'}), {e.lost:,} lost, "
+            + (
+                f"deciding again {e.recovery:.2f} s after"
+                if e.recovery is not None
+                else "not seen deciding again before the run ended"
+            )
+            for name, e in fault.effects.items()
+            if name != OUTBOUND or e.requests
+        )
+        notes.append(
+            f"fault {fault.fault}{on} at {fault.start - started:.1f} s for {lasted}: "
+            + (effects or "no request of a rule")
+            + "."
+        )
+    return notes
 
 
 def _latency(rule: RuleRecord, percentile: str) -> str:

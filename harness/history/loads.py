@@ -113,10 +113,69 @@ class RuleRecord:
 
 
 @dataclass
+class FaultEffect:
+    """What one fault did to one rule's requests (``harness.load.fault_effects``)."""
+
+    requests: int  # invoked while the fault lasted
+    undecided: int  # its limiter failed them (no decision), from the fault until it recovered
+    lost: int  # in flight at an instance killed by the fault: never answered
+    on_error: str  # what an undecided one got: "closed" (refused) or "open" (admitted)
+    recovery: float | None  # seconds from the fault's end to deciding normally; None: never
+
+    def to_json(self) -> dict[str, Any]:
+        return dict(self.__dict__)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FaultEffect:
+        recovery = data["recovery"]
+        return cls(
+            int(data["requests"]),
+            int(data["undecided"]),
+            int(data["lost"]),
+            str(data["on_error"]),
+            None if recovery is None else float(recovery),
+        )
+
+
+@dataclass
+class FaultRecord:
+    """One fault of the run's nemesis, as ``RUN_DIR/faults.jsonl`` marks it, and its effects."""
+
+    fault: str
+    turn: int
+    start: float
+    end: float | None  # None: it never ended (the run stopped first, or it could not be undone)
+    detail: str = ""
+    effects: dict[str, FaultEffect] = field(default_factory=dict)  # per rule
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "fault": self.fault,
+            "turn": self.turn,
+            "start": self.start,
+            "end": self.end,
+            "detail": self.detail,
+            "effects": {rule: effect.to_json() for rule, effect in self.effects.items()},
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> FaultRecord:
+        return cls(
+            str(data["fault"]),
+            int(data["turn"]),
+            float(data["start"]),
+            None if data["end"] is None else float(data["end"]),
+            str(data.get("detail", "")),
+            {str(k): FaultEffect.from_json(v) for k, v in data.get("effects", {}).items()},
+        )
+
+
+@dataclass
 class LoadRecord:
     rules: list[RuleRecord]
     seconds: float
     setup: dict[str, Any] = field(default_factory=dict)  # how the run was set up, as it says
+    faults: list[FaultRecord] = field(default_factory=list)  # the nemesis's, in order
 
     @property
     def valid(self) -> bool:
@@ -141,12 +200,14 @@ class LoadRecord:
             "requests_per_second": self.requests_per_second,
             "rules": [r.to_json() for r in self.rules],
             "setup": self.setup,
+            "faults": [fault.to_json() for fault in self.faults],
         }
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> LoadRecord:
         rules = [RuleRecord.from_json(r) for r in data["rules"]]
-        return cls(rules, float(data["seconds"]), dict(data.get("setup", {})))
+        faults = [FaultRecord.from_json(f) for f in data.get("faults", [])]
+        return cls(rules, float(data["seconds"]), dict(data.get("setup", {})), faults)
 
     def write(self, directory: Path) -> Path:
         path = directory / VERDICT

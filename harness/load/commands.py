@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from urllib.parse import urlsplit
 
 from harness.history.loads import LoadRecord
+from harness.load.nemesis import Schedule, check_victims, parse_nemesis
 from harness.load.rules import Rules, load_rules
 from harness.load.run import (
+    Faults,
     LoadError,
     Swarm,
     System,
@@ -53,8 +56,12 @@ def load(args: argparse.Namespace) -> int:
             "/correctness); Ctrl-C to stop and judge",
             file=sys.stderr,
         )
+    faults = Faults(parse_nemesis(args.nemesis), Schedule(args.nemesis_every, args.nemesis_for))
+    ours = not (args.redis_url or os.environ.get("REDIS_URL"))
+    starts = service is None or service.command is not None
+    check_victims(faults.faults, ours=ours, cluster=args.cluster, instances=starts)
     with redis_for(args.redis, args.redis_url, args.cluster, service) as server:
-        run_dir, verdict = run_load(_system(rules, server, args, service), swarm)
+        run_dir, verdict = run_load(_system(rules, server, args, service), swarm, faults)
     written = write_report([run_dir])
     print(shown_in_terminal(run_dir))
     print(f"run directory: {run_dir}")

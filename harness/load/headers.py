@@ -21,6 +21,9 @@ from dataclasses import dataclass
 from limiters.decision import Decision
 from limiters.policy import Policy
 
+# on an answer let through without a decision (a rule's on_error = "open", its limiter failed)
+UNCHECKED_HEADER = "X-RateLimit-Unchecked"
+
 _INT = r"[0-9]{1,15}"
 _STRING = r'"(?:[ !#-\[\]-~]|\\[\\"])*"'
 _TOKEN = r"[A-Za-z*][A-Za-z0-9_!#$%&'*+.^`|~:/-]*"

@@ -23,6 +23,7 @@ from harness.checkers import check
 from harness.history import Operation, Outcome, read_history, write_history
 from harness.history.loads import OUTBOUND, LoadRecord, RuleRecord
 from harness.history.merge import merge_journals
+from harness.load.fault_effects import effects, read_faults
 from harness.load.journals import first_error, journal_paths
 from harness.load.promises import broken_promises, read_promises
 from harness.load.rules import Rule, Rules
@@ -41,6 +42,7 @@ def judge(
     seen = _client_view(run_dir)
     history_dir = run_dir / "history"
     history_dir.mkdir(exist_ok=True)
+    faults = read_faults(run_dir)
     verdicts = []
     for rule in rules.all:
         client = merge_journals(journal_paths(run_dir, "client", rule.name))
@@ -51,6 +53,9 @@ def judge(
         policy = rule.judge_policy
         server_verdict = check(server, policy, ttls.get(rule.name))
         client_verdict = server_verdict if rules.served else check(client, policy)
+        found = effects(client or server, server, faults, rule.on_error)
+        for fault, effect in zip(faults, found, strict=True):
+            fault.effects[rule.name] = effect
         keep_judged(
             run_dir,
             f"history/{rule.name}",
@@ -82,7 +87,7 @@ def judge(
                 served=rules.served,
             )
         )
-    return LoadRecord(verdicts, seconds)
+    return LoadRecord(verdicts, seconds, faults=faults)
 
 
 def _server_history(run_dir: Path, rule: Rule) -> list[Operation]:

@@ -12,7 +12,9 @@ A limiter is synchronous (redis-py) and is called on the event loop: an instance
 request at a time, so its races are with the other instances, as Part 7's are. Measured here
 (wrk, one granian instance): 6.3k decisions/s this way, 1.5k/s through a thread pool (Starlette's
 way for sync code), whose idle threads also hold a stopping instance for 10 s. A limiter that
-raises answers 503: the request may or may not have counted, so it is journalled ``unknown``.
+raises answers 503 (a rule's ``on_error = "closed"``, the default) or lets the request through
+with ``X-RateLimit-Unchecked: RULE`` and no rate-limit headers (``"open"``): either way the
+request may or may not have counted, so it is journalled ``unknown``.
 """
 
 from __future__ import annotations
@@ -27,7 +29,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from harness.history import Outcome
-from harness.load.headers import response_headers
+from harness.load.headers import UNCHECKED_HEADER, response_headers
 from harness.load.journals import Journals
 from harness.load.rules import Rule, Rules, tier_of
 from limiters import Decision, Limiter
@@ -93,6 +95,10 @@ class RateLimitMiddleware:
             return
         rule, identity = held
         decision = self.decide(rule, identity)
+        if decision is None and rule.on_error == "open":
+            unchecked = [(UNCHECKED_HEADER, rule.name)]
+            await self.app(scope, receive, _with_headers(send, unchecked))
+            return
         if decision is None:
             await _json(send, 503, {"error": "limiter_failed", "rule": rule.name}, [])
             return

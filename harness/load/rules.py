@@ -12,6 +12,7 @@ the calls ``/send-otp`` makes to the SMS provider (Part 6's leaky bucket)::
     # judged_by = "sliding-window:limit=5,window=900"  # optional: judge by another policy
     # identity = "X-API-Key"             # optional: the header that carries the API key
     # keys = "rl:login:*"                # optional: its keys in Redis, for their TTLs afterwards
+    # on_error = "closed"                # when its limiter fails: "closed" (503) or "open" (admit)
 
     [outbound]
     limiter = "leaky-bucket"
@@ -43,7 +44,10 @@ from harness.history.loads import OUTBOUND
 from limiters import CATALOGUE, Policy, resolve
 
 TIERS = ("free", "pro")
-_FIELDS = ("name", "path", "limiter", "policy", "tier", "judged_by", "identity", "keys")
+_FIELDS = (
+    *("name", "path", "limiter", "policy", "tier", "judged_by", "identity", "keys", "on_error"),
+)
+ON_ERROR = ("closed", "open")
 API_KEY_HEADER = "X-API-Key"
 SERVICE = "service"  # the limiter of a rule that a service of the user's own enforces
 
@@ -67,6 +71,7 @@ class Rule:
     judged_by: str | None = None
     identity: str = API_KEY_HEADER  # the request header that carries the API key
     keys: str | None = None  # a glob of its keys in Redis; None: the harness's own naming
+    on_error: str = ON_ERROR[0]  # when its limiter fails: refuse (503), or admit unchecked
 
     def matches(self, path: str, tier: str) -> bool:
         if self.tier is not None and self.tier != tier:
@@ -262,6 +267,8 @@ def _check(rule: Rule) -> list[str]:
     """Why the rule's limiter cannot enforce its policy, if it cannot. A catalogue limiter is
     built on a stand-in client to ask it; a plug-in is only imported (its factory may need a
     real Redis)."""
+    if rule.on_error not in ON_ERROR:
+        return [f"on_error {rule.on_error!r} is not one of {', '.join(ON_ERROR)}"]
     if not rule.identity.strip() or any(c in rule.identity for c in ":\r\n "):
         return [f"identity {rule.identity!r} is not a header name"]
     try:

@@ -37,6 +37,7 @@ from harness.history.loads import LoadRecord
 from harness.leftovers import key_ttls
 from harness.load import ENV
 from harness.load.judge import judge
+from harness.load.nemesis import LoadFault, Nemesis, Schedule, Victims
 from harness.load.rules import DEFAULT_RULE, SERVICE, Rule, Rules
 from harness.load.serve import Fleet, Process, spawn, start_fleet
 from harness.load.service import Service, start_service
@@ -62,6 +63,20 @@ class Swarm:
     processes: int = 1
     web_port: int = 8089
     constant_rate: float = 0.0
+
+
+DEFAULT_SCHEDULE = Schedule(every=5.0, lasting=2.0)
+
+
+@dataclass(frozen=True)
+class Faults:
+    """The nemesis of a load run: which faults, on what schedule."""
+
+    faults: tuple[LoadFault, ...] = ()
+    schedule: Schedule = DEFAULT_SCHEDULE
+
+
+NO_FAULTS = Faults()
 
 
 def locustfile_path(name: str) -> Path:
@@ -163,21 +178,38 @@ def _fleet(system: System, run_dir: Path, tag: str) -> Fleet:
 
 
 def finish(
-    system: System, run_dir: Path, tag: str, seconds: float, swarm: Swarm | None = None
+    system: System,
+    run_dir: Path,
+    tag: str,
+    seconds: float,
+    *,
+    swarm: Swarm | None = None,
+    faults: Faults = NO_FAULTS,
 ) -> LoadRecord:
     """Judge a stopped run (the keys it left while its Redis still runs); save the verdict,
     with how the run was set up."""
-    ttls = leftover_keys(system.server, system.cluster, tag, system.rules)
+    try:
+        ttls, unread = leftover_keys(system.server, system.cluster, tag, system.rules), None
+    except redis.RedisError as error:  # a Redis gone for good: the verdict stands without keys
+        ttls, unread = {}, f"{type(error).__name__}: {error}"
     service = system.service
     verdict = judge(run_dir, system.rules, ttls, seconds, service.label if service else "")
     setup: dict[str, Any] = {
         "instances": len(service.targets) if service and service.targets else system.instances,
         "service": service.label if service else None,
+        "keys_unread": unread,
+        "started": round(time.time() - seconds, 3),
         "redis": system.server.how,
         "cluster": system.cluster,
         "host": system.host,
         "tag": tag,
     }
+    if faults.faults:
+        setup |= {
+            "nemesis": [fault.name for fault in faults.faults],
+            "nemesis_every": faults.schedule.every,
+            "nemesis_for": faults.schedule.lasting,
+        }
     if swarm is not None:
         setup |= {
             "locustfile": str(swarm.locustfile),
@@ -192,12 +224,14 @@ def finish(
     return verdict
 
 
-def run_load(system: System, swarm: Swarm) -> tuple[Path, LoadRecord]:
+def run_load(system: System, swarm: Swarm, faults: Faults = Faults()) -> tuple[Path, LoadRecord]:
     """One whole load run; its run directory and verdict."""
     began = time.time()
     with running(system, "load") as (run_dir, tag, fleet):
-        _run_locust(swarm, fleet, system.rules, run_dir)
-    return run_dir, finish(system, run_dir, tag, time.time() - began, swarm)
+        victims = Victims(system.server, fleet)
+        with Nemesis(faults.faults, victims, faults.schedule, run_dir):
+            _run_locust(swarm, fleet, system.rules, run_dir)
+    return run_dir, finish(system, run_dir, tag, time.time() - began, swarm=swarm, faults=faults)
 
 
 def serve_until_stopped(system: System) -> tuple[Path, LoadRecord]:

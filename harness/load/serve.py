@@ -17,8 +17,10 @@ import sys
 import time
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import IO
 
 from harness.load.app import InstanceSettings
 from harness.load.rules import Rules
@@ -38,9 +40,17 @@ class Process:
     url: str
     popen: subprocess.Popen[bytes]
     log: Path
+    command: list[str] = field(default_factory=list)
+    env: dict[str, str] = field(default_factory=dict)  # what it was given beyond ours
 
     def alive(self) -> bool:
         return self.popen.poll() is None
+
+    def start_again(self) -> None:
+        """Start it anew as it was started (after a crash), its output added to its log."""
+        self.stop()
+        with self.log.open("ab") as out:
+            self.popen = _popen(self.command, out, self.env)
 
     def stop(self, sig: int = signal.SIGTERM, timeout: float = 10.0) -> None:
         """Signal the whole process tree (the server and its workers), then wait."""
@@ -74,10 +84,16 @@ class Fleet:
     instances: list[Process] = field(default_factory=list)
     provider: Process | None = None
     targets: list[str] = field(default_factory=list)
+    ready: Callable[[Process], None] = lambda _: None  # returns once an instance answers
 
     @property
     def urls(self) -> list[str]:
         return [p.url for p in self.instances] + self.targets
+
+    def start_again(self, instance: Process) -> None:
+        """Start a killed instance again, on its port; return once it answers."""
+        instance.start_again()
+        self.ready(instance)
 
     def stop(self) -> None:
         for process in [*self.instances, *filter(None, [self.provider])]:
@@ -105,7 +121,7 @@ def start_fleet(
     logs = run_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     (run_dir / "rules.json").write_text(rules.to_json())
-    fleet = Fleet(run_dir)
+    fleet = Fleet(run_dir, ready=_wait_ready)
     try:
         port = free_port()
         fleet.provider = spawn(
@@ -156,16 +172,21 @@ def spawn(
     with this process. ``host`` and ``port``: where it will serve, for its URL."""
     log = logs / f"{name}.log"
     with log.open("wb") as out:
-        popen = subprocess.Popen(
-            command,
-            stdout=out,
-            stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
-            env={**os.environ, **(env or {})},
-            start_new_session=True,  # its own process group: stopped and killed as one
-            preexec_fn=die_with_parent,  # noqa: PLW1509 (only prctl, which is async-signal-safe)
-        )
-    return Process(name, f"http://{host}:{port}" if port else "", popen, log)
+        popen = _popen(command, out, env or {})
+    url = f"http://{host}:{port}" if port else ""
+    return Process(name, url, popen, log, list(command), dict(env or {}))
+
+
+def _popen(command: list[str], out: IO[bytes], env: dict[str, str]) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        command,
+        stdout=out,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        env={**os.environ, **env},
+        start_new_session=True,  # its own process group: stopped and killed as one
+        preexec_fn=die_with_parent,  # noqa: PLW1509 (only prctl, which is async-signal-safe)
+    )
 
 
 def _wait_ready(process: Process) -> None:

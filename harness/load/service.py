@@ -47,7 +47,7 @@ def start_service(
     """The copies of ``service`` (none for targets), each answering on its port."""
     logs = run_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    fleet = Fleet(run_dir, targets=list(service.targets))
+    fleet = Fleet(run_dir, targets=list(service.targets), ready=lambda p: _wait_listening(p, host))
     if service.command is None:
         return fleet
     argv = shlex.split(service.command)
@@ -61,14 +61,15 @@ def start_service(
                 raise ServeError(f"cannot start {service.command!r}: {error}") from None
             fleet.instances.append(copy)
         for process in fleet.instances:
-            _wait_listening(process, host, int(process.url.rsplit(":", 1)[1]))
+            fleet.ready(process)
     except BaseException:
         fleet.stop()
         raise
     return fleet
 
 
-def _wait_listening(process: Process, host: str, port: int) -> None:
+def _wait_listening(process: Process, host: str) -> None:
+    port = int(process.url.rsplit(":", 1)[1])
     deadline = time.monotonic() + READY_TIMEOUT
     while True:
         if not process.alive():

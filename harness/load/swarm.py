@@ -36,16 +36,18 @@ from locust.runners import WorkerRunner
 from harness.history import Outcome
 from harness.load import ENV
 from harness.load.client_view import ClientView
+from harness.load.headers import UNCHECKED_HEADER
 from harness.load.journals import Journals
 from harness.load.promises import Promise, PromiseLog
 from harness.load.rules import API_KEY_HEADER, Rules, rules_from_json, tier_of
 from harness.load.truth import response_lies
 
 
-def outcome_of(status: int) -> Outcome:
-    """A 2xx is an admission, a 429 a refusal; anything else (0: no answer) decided nothing."""
+def outcome_of(status: int, unchecked: bool = False) -> Outcome:
+    """A 2xx is an admission (unless let through ``unchecked``, without a decision), a 429 a
+    refusal; anything else (0: no answer) decided nothing."""
     if 200 <= status < 300:
-        return Outcome.ALLOWED
+        return Outcome.UNKNOWN if unchecked else Outcome.ALLOWED
     return Outcome.REJECTED if status == 429 else Outcome.UNKNOWN
 
 
@@ -146,7 +148,7 @@ class ApiUser(FastHttpUser):
             if status == 429:
                 response.success()  # a refusal is the limiter at work, not a failed request
             answered = dict((response.headers or {}).items())
-        outcome = outcome_of(status)
+        outcome = outcome_of(status, UNCHECKED in {k.lower() for k in answered})
         if journal:
             journal.complete(token, outcome)
         self.retry_after = None
@@ -201,6 +203,7 @@ def _no_wait() -> float:
     return 0.0
 
 
+UNCHECKED = UNCHECKED_HEADER.lower()
 RATE_LIMIT_HEADERS = {
     "x-ratelimit-limit",
     "x-ratelimit-remaining",

@@ -7,12 +7,32 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from types import TracebackType
+from typing import Protocol
 
 import redis
 
 
 class Unavailable(RuntimeError):
     """This way of provisioning Redis cannot be used here; the message says why."""
+
+
+class ServerControl(Protocol):
+    """What a fault may do to a server the harness started (a load run's nemesis)."""
+
+    def kill(self) -> None:
+        """SIGKILL: gone at once, mid-command, nothing saved."""
+
+    def shutdown(self) -> None:
+        """``SHUTDOWN NOSAVE``: it stops as an operator would stop it, nothing saved."""
+
+    def start(self) -> None:
+        """Start it again on the same port, empty; return once it answers."""
+
+    def pause(self) -> None:
+        """SIGSTOP: its connections stay open and nothing answers."""
+
+    def resume(self) -> None:
+        """SIGCONT: it answers again what waited."""
 
 
 @dataclass
@@ -25,6 +45,7 @@ class RedisServer:
     stop_callback: Callable[[], None] = field(repr=False, default=lambda: None)
     node_urls: tuple[str, ...] = ()  # a cluster's primaries; empty for a single server
     clock_file: str = ""  # a virtual-time server's clock (see virtual_time); else empty
+    control: ServerControl | None = field(repr=False, default=None)  # one the harness started
 
     def stop(self) -> None:
         stop, self.stop_callback = self.stop_callback, lambda: None
@@ -95,6 +116,17 @@ def ping(url: str, timeout: float = 2.0) -> None:
         client.ping()
     except (redis.RedisError, OSError) as error:
         raise Unavailable(f"Redis not reachable at {url}: {error}") from None
+    finally:
+        client.close()
+
+
+def shutdown_nosave(url: str) -> None:
+    """``SHUTDOWN NOSAVE``; the server closes the connection as it goes."""
+    client = redis.Redis.from_url(url, socket_timeout=5)
+    try:
+        client.shutdown(nosave=True)
+    except redis.ConnectionError:
+        pass  # it went, as asked
     finally:
         client.close()
 

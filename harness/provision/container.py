@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import socket
+from collections.abc import Callable
 from typing import Any
 
 from harness.provision.base import (
@@ -18,6 +19,7 @@ from harness.provision.base import (
     Unavailable,
     free_port,
     server_args,
+    shutdown_nosave,
     wait_until_ready,
 )
 
@@ -146,4 +148,34 @@ def start_container(*, cluster: bool = False) -> RedisServer:
     except BaseException:
         container.stop()
         raise
-    return RedisServer(url, "container", f"{image} container {wrapped.short_id}", container.stop)
+    control = ContainerControl(wrapped, url, died)
+    detail = f"{image} container {wrapped.short_id}"
+    return RedisServer(url, "container", detail, container.stop, control=control)
+
+
+class ContainerControl:
+    """What a fault may do to a container of ours (``ServerControl``): the same container, so
+    the same port (host networking); nothing persists in it, so it starts empty."""
+
+    def __init__(self, wrapped: Any, url: str, died: Callable[[], str | None]) -> None:
+        self.wrapped, self.url, self.died = wrapped, url, died
+
+    def kill(self) -> None:
+        self.wrapped.kill()
+        self.wrapped.wait(timeout=30)
+
+    def shutdown(self) -> None:
+        shutdown_nosave(self.url)
+        self.wrapped.wait(timeout=30)
+
+    def start(self) -> None:
+        self.wrapped.start()
+        wait_until_ready(self.url, self.died)
+
+    def pause(self) -> None:
+        self.wrapped.pause()
+
+    def resume(self) -> None:
+        self.wrapped.reload()
+        if self.wrapped.status == "paused":
+            self.wrapped.unpause()

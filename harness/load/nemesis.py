@@ -1,0 +1,258 @@
+"""A load run's nemesis: faults done to the system under test while the swarm runs, on a
+schedule, each one a marked event in the run directory.
+
+``FAULTS`` is the table: each fault a name, what it needs, how it begins and how it ends.
+``load --nemesis kill-redis,kill-instance --nemesis-every 5 --nemesis-for 2`` begins the first
+fault 5 s after the swarm starts and ends it 2 s later, the next 5 s after the first began, and so
+on, in turn, until the swarm stops; a fault still on then is ended first, so the final verdict
+reads the Redis that is back. Each beginning and end is a line of ``RUN_DIR/faults.jsonl``
+(written and flushed as it happens, so a run killed mid-fault still says so):
+
+    {"fault": "kill-redis", "turn": 0, "phase": "start", "time": 1796136947.1, "detail": ""}
+    {"fault": "kill-redis", "turn": 0, "phase": "end", "time": 1796136949.1, "detail": ""}
+
+A fault that cannot be done or undone (Redis does not come back) is a line of phase ``error``
+with the reason, and the nemesis stops there; the run goes on to its verdict.
+
+Faults are done on one thread that lives as long as the process (``_HANDS``), not on the
+schedule's: a process the harness starts dies with the thread that started it
+(PR_SET_PDEATHSIG), so a Redis or an instance started again must not be started by a thread
+that ends with the run.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from harness.errors import HarnessError
+from harness.load.serve import Fleet
+from harness.provision import RedisServer
+from harness.provision.base import ServerControl
+
+FAULTS_FILE = "faults.jsonl"
+NONE = "none"
+_HANDS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nemesis-hands")
+
+
+class NemesisError(HarnessError):
+    """A nemesis that cannot run against this system: says which fault and why."""
+
+
+@dataclass(frozen=True)
+class Victims:
+    """What the faults are done to."""
+
+    server: RedisServer
+    fleet: Fleet
+
+    @property
+    def redis(self) -> ServerControl:
+        if self.server.control is None:
+            raise NemesisError("no control of this Redis")
+        return self.server.control
+
+
+@dataclass(frozen=True)
+class LoadFault:
+    name: str
+    about: str
+    needs: str  # "redis": a Redis the harness started; "instances": instances it started
+    begin: Callable[[Victims, int], str]  # does it, on its turn; says to what
+    end: Callable[[Victims, int], None]  # undoes it
+
+
+def _on_redis(act: Callable[[ServerControl], None]) -> Callable[[Victims, int], str]:
+    def acting(victims: Victims, _: int) -> str:
+        act(victims.redis)
+        return ""
+
+    return acting
+
+
+def _kill_instance(victims: Victims, turn: int) -> str:
+    instance = victims.fleet.instances[turn % len(victims.fleet.instances)]
+    instance.kill()
+    return instance.name
+
+
+def _start_instance(victims: Victims, turn: int) -> None:
+    victims.fleet.start_again(victims.fleet.instances[turn % len(victims.fleet.instances)])
+
+
+def _start_redis(victims: Victims, _: int) -> None:
+    victims.redis.start()
+
+
+def _resume_redis(victims: Victims, _: int) -> None:
+    victims.redis.resume()
+
+
+FAULTS = {
+    fault.name: fault
+    for fault in (
+        LoadFault(
+            "kill-redis",
+            "SIGKILL of Redis; then it starts again on its port, empty",
+            "redis",
+            _on_redis(lambda redis: redis.kill()),
+            _start_redis,
+        ),
+        LoadFault(
+            "restart-redis",
+            "SHUTDOWN NOSAVE; then it starts again on its port, empty",
+            "redis",
+            _on_redis(lambda redis: redis.shutdown()),
+            _start_redis,
+        ),
+        LoadFault(
+            "pause-redis",
+            "SIGSTOP of Redis (every client waits or times out); then SIGCONT",
+            "redis",
+            _on_redis(lambda redis: redis.pause()),
+            _resume_redis,
+        ),
+        LoadFault(
+            "kill-instance",
+            "SIGKILL of an app instance mid-request (each in turn); then it starts again",
+            "instances",
+            _kill_instance,
+            _start_instance,
+        ),
+    )
+}
+
+
+def parse_nemesis(text: str) -> tuple[LoadFault, ...]:
+    """The faults ``--nemesis`` names (comma-separated; ``none``: no fault)."""
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    if names == [NONE] or not names:
+        return ()
+    unknown = [name for name in names if name not in FAULTS]
+    if unknown:
+        known = ", ".join([*FAULTS, NONE])
+        raise NemesisError(f"unknown fault {unknown[0]!r} for --nemesis; known: {known}")
+    return tuple(FAULTS[name] for name in dict.fromkeys(names))
+
+
+def check_victims(
+    faults: tuple[LoadFault, ...], *, ours: bool, cluster: bool, instances: bool
+) -> None:
+    """Refuse a fault this system cannot take, before the run starts: a Redis fault on a Redis
+    the harness does not start (``ours`` false: a given URL) or a cluster, an instance fault
+    where it starts no instance."""
+    for fault in faults:
+        if fault.needs == "redis" and (not ours or cluster):
+            where = "a Redis Cluster" if cluster else "a Redis the harness did not start"
+            raise NemesisError(f"--nemesis {fault.name} cannot be done to {where}")
+        if fault.needs == "instances" and not instances:
+            raise NemesisError(f"--nemesis {fault.name} needs instances the harness started")
+
+
+@dataclass(frozen=True)
+class Schedule:
+    every: float  # seconds from one fault's beginning to the next's (the first: after one)
+    lasting: float  # seconds each lasts
+
+    def __post_init__(self) -> None:
+        if not 0 < self.lasting < self.every:
+            raise NemesisError(
+                f"--nemesis-for ({self.lasting:g} s) must be more than 0 and less than "
+                f"--nemesis-every ({self.every:g} s)"
+            )
+
+
+class Nemesis:
+    """Runs ``faults`` in turn on ``schedule`` in a thread of its own, from ``start`` to
+    ``stop``, into ``RUN_DIR/faults.jsonl``."""
+
+    def __init__(
+        self,
+        faults: tuple[LoadFault, ...],
+        victims: Victims,
+        schedule: Schedule,
+        run_dir: Path,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.faults, self.victims, self.schedule, self.clock = faults, victims, schedule, clock
+        self.path = run_dir / FAULTS_FILE
+        self._stopped = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="nemesis", daemon=True)
+        self._on: tuple[LoadFault, int] | None = None
+        self._lock = threading.Lock()
+
+    def start(self) -> Nemesis:
+        if self.faults:
+            self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """No more faults; the one on now is ended (Redis back, the instance started)."""
+        self._stopped.set()
+        if self._thread.is_alive():
+            self._thread.join(timeout=60)
+        with self._lock:
+            self._end()
+
+    def __enter__(self) -> Nemesis:
+        return self.start()
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
+    def _run(self) -> None:
+        began = time.monotonic()
+        for turn in range(10**6):  # bounded by the run: each turn waits out its schedule
+            fault = self.faults[turn % len(self.faults)]
+            at = began + self.schedule.every * (turn + 1)
+            if self._stopped.wait(max(0.0, at - time.monotonic())):
+                return
+            with self._lock:
+                if not self._begin(fault, turn):
+                    return
+            if self._stopped.wait(self.schedule.lasting):
+                return
+            with self._lock:
+                if not self._end():
+                    return
+
+    def _begin(self, fault: LoadFault, turn: int) -> bool:
+        try:
+            detail = _HANDS.submit(fault.begin, self.victims, turn).result()
+        except Exception as error:  # a fault that cannot be done: said, and no more faults
+            self._write(fault, turn, "error", f"could not begin: {error}")
+            self._stopped.set()
+            return False
+        self._on = (fault, turn)
+        self._write(fault, turn, "start", detail)
+        return True
+
+    def _end(self) -> bool:
+        if self._on is None:
+            return True
+        (fault, turn), self._on = self._on, None
+        try:
+            _HANDS.submit(fault.end, self.victims, turn).result()
+        except Exception as error:  # it stays broken: said, and no more faults
+            self._write(fault, turn, "error", f"could not end: {error}")
+            self._stopped.set()
+            return False
+        self._write(fault, turn, "end", "")
+        return True
+
+    def _write(self, fault: LoadFault, turn: int, phase: str, detail: str) -> None:
+        record: dict[str, Any] = {
+            "fault": fault.name,
+            "turn": turn,
+            "phase": phase,
+            "time": self.clock(),
+            "detail": detail,
+        }
+        with self.path.open("a", encoding="utf-8") as out:
+            out.write(json.dumps(record) + "\n")

@@ -1,0 +1,245 @@
+"""The load half's nemesis: its table, its schedule, what it writes, and runs that meet faults
+and still end with their verdict."""
+
+from __future__ import annotations
+
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.history import Operation, Outcome
+from harness.history.loads import FaultRecord
+from harness.load import run
+from harness.load.fault_effects import effects, read_faults
+from harness.load.nemesis import (
+    LoadFault,
+    Nemesis,
+    NemesisError,
+    Schedule,
+    Victims,
+    check_victims,
+    parse_nemesis,
+)
+from harness.load.rules import default_rules
+from harness.load.serve import Fleet
+from harness.provision import RedisServer
+from harness.provision.embedded import start_embedded
+from harness.report import write_report
+
+
+def test_the_nemesis_names_faults_of_the_table() -> None:
+    assert parse_nemesis("none") == ()
+    assert [f.name for f in parse_nemesis("kill-redis, kill-instance,kill-redis")] == [
+        "kill-redis",
+        "kill-instance",
+    ]
+    with pytest.raises(NemesisError, match=r"unknown fault 'unplug'.*known: kill-redis"):
+        parse_nemesis("kill-redis,unplug")
+
+
+@pytest.mark.parametrize(("every", "lasting"), [(2, 2), (2, 3), (5, 0), (5, -1)])
+def test_a_fault_must_end_before_the_next_begins(every: float, lasting: float) -> None:
+    with pytest.raises(NemesisError, match="--nemesis-for"):
+        Schedule(every, lasting)
+
+
+def test_a_fault_the_system_cannot_take_is_refused() -> None:
+    with pytest.raises(NemesisError, match="a Redis the harness did not start"):
+        check_victims(parse_nemesis("kill-redis"), ours=False, cluster=False, instances=True)
+    with pytest.raises(NemesisError, match="a Redis Cluster"):
+        check_victims(parse_nemesis("pause-redis"), ours=True, cluster=True, instances=True)
+    with pytest.raises(NemesisError, match="needs instances the harness started"):
+        check_victims(parse_nemesis("kill-instance"), ours=True, cluster=False, instances=False)
+    check_victims(parse_nemesis("kill-instance"), ours=False, cluster=True, instances=True)
+
+
+def recording_fault(done: list[str], *, fails: str = "") -> LoadFault:
+    def begin(_: Victims, turn: int) -> str:
+        done.append(f"begin {turn} on {threading.current_thread().name}")
+        if fails == "begin":
+            raise RuntimeError("cannot")
+        return f"thing-{turn}"
+
+    def end(_: Victims, turn: int) -> None:
+        done.append(f"end {turn}")
+
+    return LoadFault("test-fault", "for the tests", "instances", begin, end)
+
+
+def test_faults_begin_and_end_on_schedule_each_a_marked_event(tmp_path: Path) -> None:
+    done: list[str] = []
+    victims = Victims(RedisServer("", "none", ""), Fleet(tmp_path))
+    times = iter(float(n) for n in range(100))
+    nemesis = Nemesis(
+        (recording_fault(done),), victims, Schedule(0.05, 0.02), tmp_path, lambda: next(times)
+    )
+    with nemesis:
+        deadline = threading.Event()
+        for _ in range(200):  # bounded: at most 2 s
+            if sum(line.startswith("end") for line in done) >= 2:
+                break
+            deadline.wait(0.01)
+    lines = [json.loads(line) for line in (tmp_path / "faults.jsonl").read_text().splitlines()]
+    assert [(r["turn"], r["phase"]) for r in lines[:4]] == [
+        (0, "start"),
+        (0, "end"),
+        (1, "start"),
+        (1, "end"),
+    ]
+    assert lines[0]["detail"] == "thing-0"
+    assert all("on nemesis-hands" in line for line in done if line.startswith("begin"))
+    faults = read_faults(tmp_path)
+    assert [(f.turn, f.end is not None) for f in faults][:2] == [(0, True), (1, True)]
+
+
+def test_stopping_ends_the_fault_that_is_on(tmp_path: Path) -> None:
+    done: list[str] = []
+    victims = Victims(RedisServer("", "none", ""), Fleet(tmp_path))
+    nemesis = Nemesis((recording_fault(done),), victims, Schedule(0.05, 0.04), tmp_path).start()
+    for _ in range(200):
+        if done:
+            break
+        threading.Event().wait(0.001)
+    nemesis.stop()
+    assert done[-1].startswith("end")  # whatever was on when it stopped was ended
+    marked = (tmp_path / "faults.jsonl").read_text().splitlines()
+    phases = [json.loads(line)["phase"] for line in marked]
+    assert phases[-1] == "end"
+    assert phases.count("start") == phases.count("end")
+
+
+def test_a_fault_that_cannot_be_done_is_said_and_the_nemesis_stops(tmp_path: Path) -> None:
+    done: list[str] = []
+    victims = Victims(RedisServer("", "none", ""), Fleet(tmp_path))
+    fault = recording_fault(done, fails="begin")
+    with Nemesis((fault,), victims, Schedule(0.01, 0.005), tmp_path):
+        threading.Event().wait(0.2)
+    (line,) = [json.loads(line) for line in (tmp_path / "faults.jsonl").read_text().splitlines()]
+    assert (line["phase"], line["detail"]) == ("error", "could not begin: cannot")
+    assert len(done) == 1
+
+
+# --- what a fault did ---------------------------------------------------------------------
+
+
+def op(invoke: float, outcome: Outcome, latency: float | None = 0.01) -> Operation:
+    complete = None if latency is None else invoke + latency
+    return Operation("p", "k", invoke, complete, outcome)
+
+
+def test_a_faults_effect_counts_undecided_lost_and_the_time_to_recover() -> None:
+    allowed, unknown = Outcome.ALLOWED, Outcome.UNKNOWN
+    seen = [
+        op(1.0, allowed),
+        *(op(10.0 + i / 10, unknown) for i in range(5)),  # during the fault: 5 failed
+        op(12.2, unknown),  # after it ended, still failing
+        op(12.5, allowed),  # decided again: answered at 12.51
+        op(13.0, Outcome.REJECTED),
+        op(19.9, unknown, latency=0.5),  # answered when the next fault was on: the next one's
+    ]
+    taken = [op(9.5, allowed, latency=None), op(3.0, allowed, latency=None)]
+    faults = [FaultRecord("kill-redis", 0, 10.0, 12.0), FaultRecord("kill-redis", 1, 20.0, 21.0)]
+    first, second = effects(seen, taken, faults, "closed")
+    assert (first.requests, first.undecided, first.on_error) == (5, 6, "closed")
+    assert first.lost == 2  # never answered, taken before it ended
+    assert first.recovery == pytest.approx(0.51)
+    assert second.requests == 0
+    assert second.recovery is None  # nothing was decided after it
+
+
+def test_marked_faults_read_back_and_a_fault_never_ended_has_no_end(tmp_path: Path) -> None:
+    lines = [
+        {"fault": "kill-redis", "turn": 0, "phase": "start", "time": 5.0, "detail": ""},
+        {"fault": "kill-redis", "turn": 0, "phase": "end", "time": 7.0, "detail": ""},
+        {"fault": "kill-instance", "turn": 1, "phase": "start", "time": 10.0, "detail": "app-1"},
+    ]
+    text = "\n".join(json.dumps(line) for line in lines) + '\n{"fault": "trunc'
+    (tmp_path / "faults.jsonl").write_text(text)
+    assert read_faults(tmp_path) == [
+        FaultRecord("kill-redis", 0, 5.0, 7.0),
+        FaultRecord("kill-instance", 1, 10.0, None, "app-1"),
+    ]
+
+
+# --- a Redis of ours, under control ------------------------------------------------------
+
+
+@pytest.mark.integration
+def test_a_redis_of_ours_is_killed_paused_and_started_again_empty_on_its_port() -> None:
+    import redis
+
+    with start_embedded() as server:
+        control = server.control
+        assert control is not None
+        client = redis.Redis.from_url(server.url, socket_timeout=1)
+        client.set("k", 1)
+        control.kill()
+        with pytest.raises(redis.ConnectionError):
+            client.ping()
+        control.start()
+        assert client.get("k") is None  # empty again, on the same URL
+        client.set("k", 2)
+        control.pause()
+        with pytest.raises(redis.TimeoutError):
+            client.ping()
+        control.resume()
+        assert client.get("k") == b"2"
+        control.shutdown()
+        control.start()
+        assert client.ping()
+
+
+# --- whole runs that meet faults ---------------------------------------------------------
+
+
+@pytest.fixture
+def runs_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(run, "RUNS", tmp_path / "runs")
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+@pytest.mark.usefixtures("runs_in_tmp")
+@pytest.mark.parametrize("fault", ["kill-redis", "restart-redis", "pause-redis", "kill-instance"])
+def test_a_run_that_meets_a_fault_ends_with_its_verdict(fault: str) -> None:
+    with start_embedded() as server:
+        rules = default_rules().with_default("fixed-window-lua", None)
+        swarm = run.Swarm(run.locustfile_path("burst"), users=20, spawn_rate=20, duration=6)
+        faults = run.Faults(parse_nemesis(fault), Schedule(2.0, 1.0))
+        run_dir, verdict = run.run_load(run.System(rules, server, 2), swarm, faults)
+    (api,) = [r for r in verdict.rules if r.name == "api"]
+    assert verdict.valid, api.found  # a correct limiter stays correct through the fault
+    assert verdict.setup["keys_unread"] is None  # Redis was back for the final verdict
+    marked = verdict.faults
+    assert marked
+    assert {f.fault for f in marked} == {fault}
+    assert all(f.end is not None for f in marked)
+    effect = marked[0].effects["api"]
+    assert effect.requests > 0
+    if fault in ("kill-redis", "restart-redis", "kill-instance"):
+        assert effect.undecided > 0  # refused (closed) while it lasted
+    assert effect.recovery is not None
+    saved = json.loads((run_dir / "verdict.json").read_text())
+    assert saved["faults"][0]["effects"]["api"]["requests"] == effect.requests
+    assert run_dir / "latency-time.png" in write_report([run_dir])  # the fault bands' plot
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--nemesis", "unplug"], "unknown fault 'unplug'"),
+        (["--nemesis", "kill-redis", "--nemesis-every", "1", "--nemesis-for", "1"], "less than"),
+        (["--nemesis", "kill-redis", "--redis-url", "redis://127.0.0.1:1/0"], "did not start"),
+        (["--nemesis", "kill-instance", "--target", "http://127.0.0.1:9"], "needs instances"),
+    ],
+)
+def test_bad_nemesis_input_is_one_line_and_exit_2(
+    args: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["load", "--duration", "1", *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1, err
+    assert message in err[0]
