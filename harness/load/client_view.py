@@ -11,9 +11,18 @@ import threading
 from collections import Counter, defaultdict
 from typing import Any
 
+from harness.history import Outcome
 from harness.load.latency import Latencies
 
 OUTCOMES = ("allowed", "rejected", "unknown")
+
+
+def outcome_of(status: int, unchecked: bool = False) -> Outcome:
+    """A 2xx is an admission (unless let through ``unchecked``, without a decision), a 429 a
+    refusal; anything else (0: no answer) decided nothing."""
+    if 200 <= status < 300:
+        return Outcome.UNKNOWN if unchecked else Outcome.ALLOWED
+    return Outcome.REJECTED if status == 429 else Outcome.UNKNOWN
 
 
 class ClientView:

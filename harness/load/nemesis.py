@@ -223,6 +223,7 @@ class Nemesis:
                     return
 
     def _begin(self, fault: LoadFault, turn: int) -> bool:
+        began = self.clock()  # a fault begins as it is done: what fails then is its doing
         try:
             detail = _HANDS.submit(fault.begin, self.victims, turn).result()
         except Exception as error:  # a fault that cannot be done: said, and no more faults
@@ -230,7 +231,7 @@ class Nemesis:
             self._stopped.set()
             return False
         self._on = (fault, turn)
-        self._write(fault, turn, "start", detail)
+        self._write(fault, turn, "start", detail, began)
         return True
 
     def _end(self) -> bool:
@@ -243,15 +244,17 @@ class Nemesis:
             self._write(fault, turn, "error", f"could not end: {error}")
             self._stopped.set()
             return False
-        self._write(fault, turn, "end", "")
+        self._write(fault, turn, "end", "")  # it ends once undone (Redis answers again)
         return True
 
-    def _write(self, fault: LoadFault, turn: int, phase: str, detail: str) -> None:
+    def _write(
+        self, fault: LoadFault, turn: int, phase: str, detail: str, at: float | None = None
+    ) -> None:
         record: dict[str, Any] = {
             "fault": fault.name,
             "turn": turn,
             "phase": phase,
-            "time": self.clock(),
+            "time": self.clock() if at is None else at,
             "detail": detail,
         }
         with self.path.open("a", encoding="utf-8") as out:

@@ -35,20 +35,12 @@ from locust.runners import WorkerRunner
 
 from harness.history import Outcome
 from harness.load import ENV
-from harness.load.client_view import ClientView
+from harness.load.client_view import ClientView, outcome_of
 from harness.load.headers import UNCHECKED_HEADER
 from harness.load.journals import Journals
 from harness.load.promises import Promise, PromiseLog
 from harness.load.rules import API_KEY_HEADER, Rules, rules_from_json, tier_of
 from harness.load.truth import response_lies
-
-
-def outcome_of(status: int, unchecked: bool = False) -> Outcome:
-    """A 2xx is an admission (unless let through ``unchecked``, without a decision), a 429 a
-    refusal; anything else (0: no answer) decided nothing."""
-    if 200 <= status < 300:
-        return Outcome.UNKNOWN if unchecked else Outcome.ALLOWED
-    return Outcome.REJECTED if status == 429 else Outcome.UNKNOWN
 
 
 def _options(parser: Any) -> None:

@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import MutableMapping
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from harness.load.middleware import held_by
-from harness.load.rules import DEFAULT_OUTBOUND, Rule, validated
+from harness.history import Outcome
+from harness.history.merge import merge_journals
+from harness.load.client_view import outcome_of
+from harness.load.journals import Journals, journal_paths
+from harness.load.middleware import RateLimitMiddleware, held_by
+from harness.load.rules import DEFAULT_OUTBOUND, Rule, RulesError, validated
+from limiters import Decision, Limiter, Policy
 
 POLICY = "fixed-window:limit=1,window=1"
 RULES = validated(
@@ -50,3 +58,61 @@ def test_each_rule_reads_the_identity_from_its_own_header(
 
 def test_a_request_no_rule_holds() -> None:
     assert held_by(RULES, scope("/healthz", x_api_key="team-1")) is None
+
+
+# --- a limiter that fails: the rule's on_error ------------------------------------------
+
+
+class Failing(Limiter):
+    policy = Policy.parse(POLICY)
+
+    def check(self, key: str) -> Decision:
+        raise ConnectionError("Redis is gone")
+
+
+async def answered(rule: Rule, tmp_path: Path) -> tuple[int, dict[str, str], list[Outcome]]:
+    rules = validated([rule], DEFAULT_OUTBOUND)
+    journals = Journals(tmp_path, "server", "app-0")
+    sent: list[MutableMapping[str, Any]] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        sent.append(message)
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b""}
+
+    middleware = RateLimitMiddleware(app, rules, {rule.name: Failing()}, journals, tag="t")
+    await middleware(scope("/api/x", x_api_key="team-1"), receive, send)
+    journals.close()
+    start = sent[0]
+    headers = {k.decode(): v.decode() for k, v in start["headers"]}
+    history = merge_journals(journal_paths(tmp_path, "server", rule.name))
+    return start["status"], headers, [op.outcome for op in history]
+
+
+@pytest.mark.parametrize(
+    ("on_error", "status", "unchecked"), [("closed", 503, False), ("open", 200, True)]
+)
+def test_a_failing_limiter_refuses_or_admits_unchecked_as_its_rule_says(
+    tmp_path: Path, on_error: str, status: int, unchecked: bool
+) -> None:
+    rule = Rule("api", "/api/*", "fixed-window-lua", POLICY, on_error=on_error)
+    got, headers, outcomes = asyncio.run(answered(rule, tmp_path))
+    assert got == status
+    assert ("x-ratelimit-unchecked" in headers) == unchecked
+    assert "x-ratelimit-remaining" not in headers  # nothing invented
+    assert outcomes == [Outcome.UNKNOWN]  # it may or may not have counted, either way
+    # and the clients judge an unchecked admission no admission
+    assert outcome_of(got, unchecked) is Outcome.UNKNOWN
+    assert outcome_of(200) is Outcome.ALLOWED
+
+
+def test_on_error_is_closed_or_open() -> None:
+    with pytest.raises(RulesError, match="on_error 'ajar' is not one of closed, open"):
+        validated(
+            [Rule("api", "/api/*", "fixed-window-lua", POLICY, on_error="ajar")], DEFAULT_OUTBOUND
+        )
