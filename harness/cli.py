@@ -22,7 +22,7 @@ from harness.history.jsonl import read_history
 from harness.history.snapshot import read_snapshot
 from harness.provision import Unavailable, provision
 from harness.provision.doctor import diagnose
-from harness.rundir import rejudge
+from harness.rundir import never_judged_load, rejudge
 from harness.terminate import exit_on_sigterm, pause
 from limiters import CATALOGUE, Policy, PolicyError, ProgramError, UnknownLimiter, resolve
 from limiters.plugin import PluginError
@@ -351,7 +351,12 @@ def run_check(args: argparse.Namespace) -> int:
 
 def _recheck(directory: Path) -> int:
     """``check RUN_DIR``: each history the run judged, judged again; exit 1 if any shows a
-    violation, and each said to match the verdict the run recorded, or not."""
+    violation, and each said to match the verdict the run recorded, or not. A load run never
+    judged (its harness died) is judged now."""
+    if never_judged_load(directory):
+        from harness.load.commands import judge_run_dir
+
+        return judge_run_dir(directory)
     found = rejudge(directory)
     if not found:
         print(f"{directory}: the run judged no history (a clean race keeps none)")

@@ -23,6 +23,7 @@ from harness.checkers import Verdict, check
 from harness.errors import HarnessError, writing
 from harness.history import Operation, read_history, write_history
 from harness.history.files import write_json
+from harness.history.loads import VERDICT as LOAD_VERDICT
 from harness.history.snapshot import read_snapshot, write_snapshot
 from limiters import Policy
 
@@ -59,16 +60,18 @@ def keep_judged(
     *,
     policy: Policy,
     history: Sequence[Operation],
-    ttls: Mapping[str, float],
+    ttls: Mapping[str, float] | None,
     verdict: Verdict,
 ) -> None:
     """Keep one judged history in ``directory`` (``STEM.history.jsonl``, ``STEM.keys.jsonl``,
-    ``STEM.verdict.json``; ``stem`` may name a folder in it)."""
+    ``STEM.verdict.json``; ``stem`` may name a folder in it). ``ttls`` None: it was judged
+    with no snapshot of the keys (none could be read), and no keys file says otherwise."""
     where = directory / stem
     with writing(directory):
         where.parent.mkdir(parents=True, exist_ok=True)
         write_history(where.with_name(where.name + HISTORY), history)
-        write_snapshot(where.with_name(where.name + KEYS), dict(ttls))
+        if ttls is not None:
+            write_snapshot(where.with_name(where.name + KEYS), dict(ttls))
         # last: a verdict file says its history and keys are whole (and holds its policy)
         write_json(where.with_name(where.name + VERDICT), verdict.to_json())
 
@@ -86,6 +89,15 @@ class Rejudged:
         return bool(self.verdict.to_json() == self.recorded)
 
 
+def never_judged_load(directory: Path) -> bool:
+    """A load (or serve) run's directory with no verdict: its harness ended before judging."""
+    try:
+        kind = json.loads((directory / MANIFEST).read_text()).get("kind")
+    except (OSError, ValueError, AttributeError):
+        return False
+    return kind in ("load", "serve") and not (directory / LOAD_VERDICT).exists()
+
+
 def rejudge(directory: Path) -> list[Rejudged]:
     """Every history the run in ``directory`` judged, judged again from its files."""
     if not (directory / MANIFEST).is_file():
@@ -98,7 +110,8 @@ def rejudge(directory: Path) -> list[Rejudged]:
             recorded = json.loads(verdict_path.read_text())
             policy = Policy.parse(recorded["policy"])
             history = read_history(where.with_name(where.name + HISTORY))
-            ttls = read_snapshot(where.with_name(where.name + KEYS))
+            keys = where.with_name(where.name + KEYS)
+            ttls = read_snapshot(keys) if keys.exists() else None
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise RunDirError(f"{directory}: {name}: {error}") from None
         found.append(Rejudged(name, check(history, policy, ttls), recorded))

@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from urllib.parse import urlsplit
 
 from harness.history.loads import LoadRecord
@@ -16,6 +17,7 @@ from harness.load.run import (
     LoadError,
     Swarm,
     System,
+    judge_afterwards,
     locustfile_path,
     redis_for,
     require_loopback,
@@ -78,6 +80,16 @@ def serve(args: argparse.Namespace) -> int:
         run_dir, verdict = serve_until_stopped(_system(rules, server, args))
     print(shown_in_terminal(run_dir))
     print(f"run directory: {run_dir}")
+    return exit_code(verdict)
+
+
+def judge_run_dir(run_dir: Path) -> int:
+    """``check RUN_DIR`` of a load run that was never judged (its harness died): judge it now,
+    write its report, print it as ``load`` would have."""
+    verdict = judge_afterwards(run_dir)
+    written = write_report([run_dir])
+    print(shown_in_terminal(run_dir))
+    print(f"judged afterwards, from {run_dir}; report: {written[-1]}")
     return exit_code(verdict)
 
 

@@ -61,7 +61,7 @@ def judge(
             f"history/{rule.name}",
             policy=policy,
             history=server,
-            ttls=ttls.get(rule.name, {}),
+            ttls=ttls.get(rule.name),
             verdict=server_verdict,
         )
         lies = dict(seen["lies"].get(rule.name, {}))

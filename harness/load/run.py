@@ -34,11 +34,13 @@ import redis
 from harness import rundir
 from harness.errors import HarnessError
 from harness.history.loads import LoadRecord
+from harness.history.merge import merge_journals
 from harness.leftovers import key_ttls
 from harness.load import ENV
+from harness.load.journals import journal_paths
 from harness.load.judge import judge
 from harness.load.nemesis import LoadFault, Nemesis, Schedule, Victims
-from harness.load.rules import DEFAULT_RULE, SERVICE, Rule, Rules
+from harness.load.rules import DEFAULT_RULE, SERVICE, Rule, Rules, rules_from_json
 from harness.load.serve import Fleet, Process, spawn, start_fleet
 from harness.load.service import Service, start_service
 from harness.provision import RedisServer, provision, provision_cluster
@@ -232,6 +234,32 @@ def run_load(system: System, swarm: Swarm, faults: Faults = Faults()) -> tuple[P
         with Nemesis(faults.faults, victims, faults.schedule, run_dir):
             _run_locust(swarm, fleet, system.rules, run_dir)
     return run_dir, finish(system, run_dir, tag, time.time() - began, swarm=swarm, faults=faults)
+
+
+def judge_afterwards(run_dir: Path) -> LoadRecord:
+    """The verdict of a load run whose harness died before it judged (killed, the machine
+    rebooted): from its directory alone, as it would have been, but for the keys it left in
+    Redis, which cannot be read now (said in the setup). Saved as the run's verdict."""
+    try:
+        rules = rules_from_json((run_dir / "rules.json").read_text())
+    except (OSError, ValueError) as error:
+        raise LoadError(f"{run_dir}: cannot be judged: no rules ({error})") from None
+    ops = [
+        op
+        for rule in rules.all
+        for side in ("client", "server")
+        for op in merge_journals(journal_paths(run_dir, side, rule.name))
+    ]
+    ends = [op.complete or op.invoke for op in ops]
+    seconds = max(ends) - min(op.invoke for op in ops) if ops else 0.0
+    verdict = judge(run_dir, rules, {}, seconds)
+    verdict.setup = {
+        "judged_afterwards": True,
+        "keys_unread": "the run's harness ended before it judged; its Redis was not read",
+        "started": min((op.invoke for op in ops), default=0.0),
+    }
+    verdict.write(run_dir)
+    return verdict
 
 
 def serve_until_stopped(system: System) -> tuple[Path, LoadRecord]:

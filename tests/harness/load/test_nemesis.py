@@ -4,7 +4,10 @@ and still end with their verdict."""
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -28,6 +31,7 @@ from harness.load.serve import Fleet
 from harness.provision import RedisServer
 from harness.provision.embedded import start_embedded
 from harness.report import write_report
+from tests.harness.support import child_env
 
 
 def test_the_nemesis_names_faults_of_the_table() -> None:
@@ -244,3 +248,43 @@ def test_bad_nemesis_input_is_one_line_and_exit_2(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
     assert message in err[0]
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_a_run_whose_harness_was_killed_is_judged_afterwards_from_its_directory(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    command = [sys.executable, "-m", "harness", "load", "--duration", "60", "--instances", "2"]
+    harness = subprocess.Popen(
+        [*command, "--redis", "embedded"],
+        cwd=tmp_path,
+        env=child_env(),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        journals = tmp_path / "runs"
+        for _ in range(600):  # until decisions are journalled: at most a minute
+            found = list(journals.glob("load-*/journals/client/api/*.jsonl"))
+            if found and found[0].stat().st_size > 50_000:
+                break
+            time.sleep(0.1)
+        else:
+            pytest.fail("the run journalled nothing in a minute")
+    finally:
+        harness.kill()  # SIGKILL: no verdict, no report; its children die with it
+        harness.wait()
+    (run_dir,) = journals.glob("load-*")
+    assert not (run_dir / "verdict.json").exists()
+    capsys.readouterr()
+    assert main(["check", str(run_dir)]) == 0  # a correct limiter, judged afterwards
+    out = capsys.readouterr().out
+    assert "judged afterwards" in out
+    assert "no violation" in out
+    verdict = json.loads((run_dir / "verdict.json").read_text())
+    assert verdict["setup"]["judged_afterwards"]
+    assert verdict["requests"] > 0
+    assert (run_dir / "report.html").exists()
+    assert main(["check", str(run_dir)]) == 0  # now as any judged run: its histories again
+    assert "(as recorded)" in capsys.readouterr().out
