@@ -13,16 +13,17 @@ would hold one instance's rejection without another's earlier admission that exp
 count a wrongful rejection the next round takes back. Each journal is written in time order (a
 process stamps and writes each record in one step, on one thread), so it is complete up to the
 last instant it holds; one gone quiet is complete up to ``settle`` seconds (``SETTLE``) before
-the round began, the time a record takes at most to reach its file. The horizon is the earliest
-of these; behind it the judge sees what the final verdict sees, and judges it by the final
+the round began, the time a record takes at most to reach its file (only a process stopped for
+longer between stamping a record and writing it escapes this). The horizon is the earliest of
+these; behind it the judge sees what the final verdict sees, and judges it by the final
 verdict's rules: an operation invoked before the horizon and not completed before it is in
 flight, ``unknown`` (as a killed instance's are), a promise of ``X-RateLimit-Remaining`` counts
 once it was sent before the horizon, and the outbound rule's accepted calls count by their
 arrival at the SMS provider (``RUN_DIR/provider.jsonl``, complete up to ``settle`` before the
 round: its threads stamp and write apart). Deciding an operation only ever narrows what the
-checkers allow, so a count stands: the final verdict finds at least as many of each kind, and
-more only where it sees more (past the horizon, the keys left in Redis). A check that takes long
-stretches the interval (to twice its time), so judging never starves the load.
+checkers allow, so a count stands: the final verdict finds at least as many of each kind. A
+check that takes long stretches the interval (to twice its time), so judging never starves the
+load.
 """
 
 from __future__ import annotations
@@ -155,12 +156,12 @@ class LiveJudge:
                 self._read(state, path, self._tail(path).lines())
             for path in sorted((self.promises / name).glob("*.jsonl")):
                 self._read_promises(state, self._tail(path).lines())
-            if name == OUTBOUND and self.arrivals is not None and self.arrivals.exists():
-                self._read_arrivals(state, self._tail(self.arrivals).lines())
-            state.horizon = min(
-                (max(state.stamped.get(path, -math.inf), settled) for path in journals),
-                default=settled,
-            )
+            known = [max(state.stamped.get(path, -math.inf), settled) for path in journals]
+            if name == OUTBOUND and self.arrivals is not None:
+                known.append(settled)
+                if self.arrivals.exists():
+                    self._read_arrivals(state, self._tail(self.arrivals).lines())
+            state.horizon = min(known, default=settled)
             changed = set()
             while state.ahead and state.ahead[0][0] < state.horizon:
                 changed.add(heapq.heappop(state.ahead)[1])
@@ -207,8 +208,11 @@ class LiveJudge:
                 continue
             entry = state.keys[op.key]
             order = ("", len(entry.seen))  # the final verdict lists departures first
-            entry.seen.append(Seen(order, op.process, op.key, op.invoke, *op[3:6]))
-            heapq.heappush(state.ahead, (op.invoke, op.key))
+            seen = Seen(order, op.process, op.key, op.invoke, op.complete, op.outcome, op.now)
+            entry.seen.append(seen)
+            heapq.heappush(state.ahead, (op.invoke, op.key))  # in flight from here
+            if op.complete is not None:
+                heapq.heappush(state.ahead, (op.complete, op.key))  # decided from here
 
     def _judge(self, state: RuleState, key: str) -> None:
         entry, horizon = state.keys[key], state.horizon

@@ -1,5 +1,7 @@
+import json
 import math
 import random
+import threading
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
@@ -8,18 +10,20 @@ import pytest
 
 from harness.checkers import check
 from harness.history import Operation, Outcome, format_operation, merge_journals
+from harness.load import run
 from harness.load.journals import journal_paths
 from harness.load.judge import judge as judge_run
 from harness.load.live import KINDS, SETTLE, LiveJudge
 from harness.load.outbound import QUEUE_KEY
 from harness.load.promises import Promise, PromiseLog
 from harness.load.rules import default_rules
+from harness.provision import RedisServer
 from tests.clocks import START, ManualClock
 from tests.harness.load.journal import Journal
 
 RULES = default_rules()  # login: fixed-window:limit=5,window=900
 ALLOWED, REJECTED = Outcome.ALLOWED, Outcome.REJECTED
-API_POLICY = RULES.rules[2].judge_policy  # api: fixed-window:limit=10,window=1
+API_POLICY = next(r for r in RULES.all if r.name == "api").judge_policy  # 10 a second
 LATER = 10_000.0  # seconds after START: every journal a test writes has long gone quiet
 
 
@@ -331,8 +335,52 @@ def test_the_outbound_rule_counts_accepted_calls_by_their_arrival_like_the_final
         )
     instance.decide(QUEUE_KEY, REJECTED, 3, now=3)
     (tmp_path / "provider.jsonl").write_text("".join(map(format_operation, arrivals)))
-    found = row(live(tmp_path), "outbound")
+    clock = ManualClock(START + 1.50045 + SETTLE)  # the provider's record known until 1.50045
+    judge = LiveJudge(tmp_path, RULES, clock=clock)
+    early = row(judge, "outbound")
+    assert early["horizon"] == pytest.approx(START + 1.50045)  # the instance's reached 3.001
+    # 2 arrived, 1 on its way, 4 calls the instance has not seen answered (the first, answered
+    # at 1.5, counts by its arrival)
+    assert (early["decisions"], early["in_flight"]) == (2, 5)
+    clock.now = START + LATER
+    found = row(judge, "outbound")
     (final,) = [r.server for r in judge_run(tmp_path, RULES, {}, 4).rules if r.name == "outbound"]
     assert final.count("over-admission") > 0
     assert {kind: found[kind] for kind in KINDS} == {kind: final.count(kind) for kind in KINDS}
     assert (found["decisions"], found["admitted"], found["rejected"]) == (6, 5, 1)
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+def test_a_real_run_of_a_correct_limiter_counts_nothing_live_its_verdict_does_not(
+    redis_server: RedisServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(run, "RUNS", tmp_path / "runs")
+    rounds: dict[float, list[dict[str, Any]]] = {}  # each round live.json held, by its time
+    done = threading.Event()
+
+    def watch() -> None:
+        while not done.wait(0.1):
+            for live_file in (tmp_path / "runs").glob("*/live.json"):
+                written = json.loads(live_file.read_text())  # replaced whole, never torn
+                rounds[written["time"]] = written["rules"]
+
+    watcher = threading.Thread(target=watch)
+    watcher.start()
+    try:
+        rules = default_rules().with_default("fixed-window-lua", None)
+        swarm = run.Swarm(run.locustfile_path("burst"), users=30, spawn_rate=30, duration=8)
+        _, verdict = run.run_load(run.System(rules, redis_server, 4), swarm)
+    finally:
+        done.set()
+        watcher.join()
+    final = {r.name: {kind: r.server.count(kind) for kind in KINDS} for r in verdict.rules}
+    assert verdict.valid
+    assert len(rounds) >= 3  # a round every 2 s
+    judged = 0
+    for rows in rounds.values():
+        for live_row in rows:
+            nothing = dict.fromkeys(KINDS, 0)
+            assert all(live_row[k] <= final.get(live_row["rule"], nothing)[k] for k in KINDS)
+            judged += live_row["decisions"]
+    assert judged > 500  # the rounds did judge the swarm's decisions
