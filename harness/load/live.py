@@ -5,22 +5,37 @@ them too).
 ``python -m harness.load.live RUN_DIR`` runs beside the instances, in its own process (judging
 is CPU work that would stall Locust's gevent loop, and with it the users and their latencies),
 and rewrites ``RUN_DIR/live.json`` (the rows, atomically) after every round. Every ``interval``
-seconds it reads what the journals gained (new files too), pairs invokes with completions, and
-re-judges each identity that saw new operations (or new promises of ``X-RateLimit-Remaining``,
-``RUN_DIR/promises``) with the same checkers as the final verdict, over that identity's whole
-history so far (its operations still in flight count as ``unknown``). A check that takes long
-stretches the interval (to twice its time), so judging never starves the load. The counts are
-exact for what was journalled; the final verdict, after the run, also sees the keys left in
-Redis.
+seconds it reads what the journals gained (new files too) and judges, with the same checkers as
+the final verdict, each identity's history up to the rule's *horizon*: the instant before which
+every journal of the rule is known complete. The journals lag each other (each process writes
+its own, the judge reads them one after another), so a history read as far as each file goes
+would hold one instance's rejection without another's earlier admission that explains it, and
+count a wrongful rejection the next round takes back. Each journal is written in time order (a
+process stamps and writes each record in one step, on one thread), so it is complete up to the
+last instant it holds; one gone quiet is complete up to ``settle`` seconds (``SETTLE``) before
+the round began, the time a record takes at most to reach its file (only a process stopped for
+longer between stamping a record and writing it escapes this). The horizon is the earliest of
+these; behind it the judge sees what the final verdict sees, and judges it by the final
+verdict's rules: an operation invoked before the horizon and not completed before it is in
+flight, ``unknown`` (as a killed instance's are), a promise of ``X-RateLimit-Remaining`` counts
+once it was sent before the horizon, and the outbound rule's accepted calls count by their
+arrival at the SMS provider (``RUN_DIR/provider.jsonl``, complete up to ``settle`` before the
+round: its threads stamp and write apart). Deciding an operation only ever narrows what the
+checkers allow, so a count stands: the final verdict finds at least as many of each kind. A
+check that takes long stretches the interval (to twice its time), so judging never starves the
+load.
 """
 
 from __future__ import annotations
 
 import argparse
+import heapq
 import json
+import math
 import os
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,21 +45,48 @@ from harness.checkers.allowance import allowance
 from harness.history import Operation, Outcome
 from harness.history.errors import InvalidRecord
 from harness.history.journal import Completed, event_from_record
+from harness.history.jsonl import operation_from_record
+from harness.history.loads import OUTBOUND
 from harness.load.promises import Promise, broken_promises
 from harness.load.rules import Rule, Rules, rules_from_json
 
 KINDS = ("over-admission", "wrongful-rejection")
+SETTLE = 1.0  # seconds a record takes at most from its stamp to its journal
+
+
+@dataclass
+class Seen:
+    """One operation as far as it was read: its completion once that was."""
+
+    order: tuple[str, int]  # ties on invoke go as the final merge puts them: by file, then op
+    process: str
+    key: str
+    invoke: float
+    complete: float | None = None
+    outcome: Outcome = Outcome.UNKNOWN
+    now: float | None = None
+    admitted_elsewhere: bool = False  # an admission the SMS provider's record counts instead
+
+    def as_of(self, horizon: float) -> Operation | None:
+        """The operation as it stood at ``horizon`` (in flight if not completed before it);
+        None when its admission counts from elsewhere."""
+        if self.complete is None or self.complete >= horizon:
+            return Operation(self.process, self.key, self.invoke, None, Outcome.UNKNOWN)
+        if self.admitted_elsewhere and self.outcome is Outcome.ALLOWED:
+            return None
+        return Operation(self.process, self.key, self.invoke, self.complete, self.outcome, self.now)
 
 
 @dataclass
 class KeyState:
-    """One identity under one rule: its operations and what its last judgement found."""
+    """One identity under one rule: what was read of it, and its last judgement."""
 
-    done: list[Operation] = field(default_factory=list)
+    seen: list[Seen] = field(default_factory=list)
+    promises: list[Promise] = field(default_factory=list)  # what its clients were told remain
+    judged: list[Operation] = field(default_factory=list)  # its history up to the horizon
     found: dict[str, int] = field(default_factory=dict)
     witness: dict[str, str] = field(default_factory=dict)
     allowed_by_policy: float = 0.0
-    promises: list[Promise] = field(default_factory=list)  # what its clients were told remain
     broken: int = 0  # promises its history proves could not be kept
 
 
@@ -52,8 +94,10 @@ class KeyState:
 class RuleState:
     rule: Rule
     keys: dict[str, KeyState] = field(default_factory=lambda: defaultdict(KeyState))
-    in_flight: dict[tuple[str, int], tuple[str, str, float]] = field(default_factory=dict)
-    changed: set[str] = field(default_factory=set)
+    in_flight: dict[tuple[str, int], Seen] = field(default_factory=dict)  # by (journal, op)
+    stamped: dict[Path, float] = field(default_factory=dict)  # each journal's latest instant
+    ahead: list[tuple[float, str]] = field(default_factory=list)  # (instant, key), a heap
+    horizon: float = -math.inf
 
 
 class JournalTail:
@@ -74,12 +118,23 @@ class JournalTail:
 
 
 class LiveJudge:
-    def __init__(self, run_dir: str | Path, rules: Rules, interval: float = 2.0) -> None:
+    def __init__(
+        self,
+        run_dir: str | Path,
+        rules: Rules,
+        interval: float = 2.0,
+        *,
+        clock: Callable[[], float] = time.time,
+        settle: float = SETTLE,
+    ) -> None:
         side = "client" if rules.served else "server"
         self.root = Path(run_dir) / "journals" / side
         self.promises = Path(run_dir) / "promises"
+        self.arrivals = None if rules.served else Path(run_dir) / "provider.jsonl"
         self.rules = {rule.name: RuleState(rule) for rule in rules.all}
         self.interval = interval
+        self.clock = clock
+        self.settle = settle
         self.tails: dict[Path, JournalTail] = {}
 
     def run(self, out: Path) -> None:
@@ -93,17 +148,28 @@ class LiveJudge:
             time.sleep(max(self.interval, 2 * (time.monotonic() - began)))
 
     def update(self) -> None:
-        """Read what is new, then judge every identity that changed."""
+        """Read what is new, move each rule's horizon, judge every identity it reached anew."""
         for name, state in self.rules.items():
-            for path in sorted((self.root / name).glob("*.jsonl")):
-                tail = self.tails.setdefault(path, JournalTail(path))
-                self._read(state, path, tail.lines())
+            settled = self.clock() - self.settle  # taken before any file is looked for
+            journals = sorted((self.root / name).glob("*.jsonl"))
+            for path in journals:
+                self._read(state, path, self._tail(path).lines())
             for path in sorted((self.promises / name).glob("*.jsonl")):
-                tail = self.tails.setdefault(path, JournalTail(path))
-                self._read_promises(state, tail.lines())
-            for key in state.changed:
+                self._read_promises(state, self._tail(path).lines())
+            known = [max(state.stamped.get(path, -math.inf), settled) for path in journals]
+            if name == OUTBOUND and self.arrivals is not None:
+                known.append(settled)
+                if self.arrivals.exists():
+                    self._read_arrivals(state, self._tail(self.arrivals).lines())
+            state.horizon = min(known, default=settled)
+            changed = set()
+            while state.ahead and state.ahead[0][0] < state.horizon:
+                changed.add(heapq.heappop(state.ahead)[1])
+            for key in changed:
                 self._judge(state, key)
-            state.changed.clear()
+
+    def _tail(self, path: Path) -> JournalTail:
+        return self.tails.setdefault(path, JournalTail(path))
 
     def _read(self, state: RuleState, path: Path, lines: list[bytes]) -> None:
         for line in lines:
@@ -111,16 +177,18 @@ class LiveJudge:
                 event = event_from_record(json.loads(line))
             except (ValueError, InvalidRecord):
                 continue  # the final merge reports a bad line with its number
+            state.stamped[path] = max(state.stamped.get(path, -math.inf), event.time)
             if isinstance(event, Completed):
-                begun = state.in_flight.pop((path.name, event.op), None)
-                if begun is not None:
-                    process, key, invoked = begun
-                    op = Operation(process, key, invoked, event.time, event.outcome, event.now)
-                    state.keys[key].done.append(op)
-                    state.changed.add(key)
+                seen = state.in_flight.pop((path.name, event.op), None)
+                if seen is not None:
+                    seen.complete, seen.outcome, seen.now = event.time, event.outcome, event.now
+                    heapq.heappush(state.ahead, (event.time, seen.key))
             else:
-                state.in_flight[(path.name, event.op)] = (event.process, event.key, event.time)
-                state.changed.add(event.key)
+                seen = Seen((path.name, event.op), event.process, event.key, event.time)
+                seen.admitted_elsewhere = state.rule.name == OUTBOUND and self.arrivals is not None
+                state.in_flight[(path.name, event.op)] = seen
+                state.keys[event.key].seen.append(seen)
+                heapq.heappush(state.ahead, (event.time, event.key))
 
     def _read_promises(self, state: RuleState, lines: list[bytes]) -> None:
         for line in lines:
@@ -129,35 +197,53 @@ class LiveJudge:
             except (ValueError, TypeError):
                 continue
             state.keys[promise.key].promises.append(promise)
-            state.changed.add(promise.key)
+            heapq.heappush(state.ahead, (promise.invoke, promise.key))
+
+    def _read_arrivals(self, state: RuleState, lines: list[bytes]) -> None:
+        """The SMS provider's record: each accepted call, from its departure to its arrival."""
+        for line in lines:
+            try:
+                op = operation_from_record(json.loads(line))
+            except (ValueError, InvalidRecord):
+                continue
+            entry = state.keys[op.key]
+            order = ("", len(entry.seen))  # the final verdict lists departures first
+            seen = Seen(order, op.process, op.key, op.invoke, op.complete, op.outcome, op.now)
+            entry.seen.append(seen)
+            heapq.heappush(state.ahead, (op.invoke, op.key))  # in flight from here
+            if op.complete is not None:
+                heapq.heappush(state.ahead, (op.complete, op.key))  # decided from here
 
     def _judge(self, state: RuleState, key: str) -> None:
-        entry = state.keys[key]
-        pending = [
-            Operation(process, k, invoked, None, Outcome.UNKNOWN)
-            for process, k, invoked in state.in_flight.values()
-            if k == key
-        ]
-        history = sorted(entry.done + pending, key=lambda op: op.invoke)
+        entry, horizon = state.keys[key], state.horizon
+        before = sorted((s for s in entry.seen if s.invoke < horizon), key=_merge_order)
+        history = [op for op in (s.as_of(horizon) for s in before) if op is not None]
         policy = state.rule.judge_policy
         verdict = check(history, policy)
+        entry.judged = history
         entry.found = {v.kind: v.count for v in verdict.violations if v.kind in KINDS}
         entry.witness = {v.kind: v.witnesses[0].detail for v in verdict.violations if v.witnesses}
-        entry.broken = len(broken_promises(entry.promises, history, state.rule.parsed_policy))
+        sent = [p for p in entry.promises if p.invoke < horizon]
+        entry.broken = len(broken_promises(sent, history, state.rule.parsed_policy))
         ends = [op.complete for op in history if op.complete is not None]
         if ends:
             entry.allowed_by_policy = allowance(policy, history[0].invoke, max(ends))
 
     def rows(self) -> list[dict[str, Any]]:
-        """Per rule: operations, outcomes, what the policy allows, violations by kind."""
+        """Per rule: operations, outcomes, what the policy allows, violations by kind, and the
+        horizon they stand on (epoch seconds; null before any journal was read)."""
         return [self._row(state) for state in self.rules.values()]
 
     def _row(self, state: RuleState) -> dict[str, Any]:
-        keys = state.keys.values()
+        keys = [entry for entry in state.keys.values() if entry.judged]
         outcomes: dict[str, int] = defaultdict(int)
+        in_flight = 0
         for entry in keys:
-            for op in entry.done:
-                outcomes[op.outcome] += 1
+            for op in entry.judged:
+                if op.complete is None:
+                    in_flight += 1
+                else:
+                    outcomes[op.outcome] += 1
         found = {kind: sum(e.found.get(kind, 0) for e in keys) for kind in KINDS}
         witness = next((w for e in keys for w in e.witness.values()), "")
         return {
@@ -165,9 +251,9 @@ class LiveJudge:
             "limiter": state.rule.limiter,
             "policy": state.rule.policy
             + (f" judged by {state.rule.judged_by}" if state.rule.judged_by else ""),
-            "identities": len(state.keys),
+            "identities": len(keys),
             "decisions": sum(outcomes.values()),
-            "in_flight": len(state.in_flight),
+            "in_flight": in_flight,
             "admitted": outcomes[Outcome.ALLOWED],
             "rejected": outcomes[Outcome.REJECTED],
             "unknown": outcomes[Outcome.UNKNOWN],
@@ -175,7 +261,12 @@ class LiveJudge:
             **found,
             "broken_promises": sum(e.broken for e in keys),
             "witness": witness,
+            "horizon": state.horizon if state.stamped else None,
         }
+
+
+def _merge_order(seen: Seen) -> tuple[float, tuple[str, int]]:
+    return seen.invoke, seen.order
 
 
 if __name__ == "__main__":
