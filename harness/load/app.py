@@ -12,6 +12,7 @@ its settings from the environment ``harness.load.serve`` sets (``InstanceSetting
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +24,7 @@ from starlette.routing import Route
 
 from harness.history.loads import OUTBOUND
 from harness.load import ENV
+from harness.load.instance_clocks import CLOCK_FILE, true_clock
 from harness.load.journals import Journals
 from harness.load.middleware import RateLimitMiddleware
 from harness.load.outbound import Outbound
@@ -77,7 +79,9 @@ def create_app(settings: InstanceSettings | None = None) -> Any:
     limiters = {
         rule.name: resolve(rule.limiter)(client, rule.parsed_policy) for rule in settings.rules.all
     }
-    journals = Journals(settings.run_dir, "server", settings.name)
+    skewed = CLOCK_FILE in os.environ  # this instance's time of day may be off: not its journals'
+    clock = true_clock() if skewed else time.time
+    journals = Journals(settings.run_dir, "server", settings.name, clock)
     outbound = Outbound(
         limiters[OUTBOUND],
         journals[OUTBOUND],

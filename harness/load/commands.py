@@ -6,11 +6,12 @@ import argparse
 import json
 import os
 import sys
+from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
 from harness.history.loads import LoadRecord
-from harness.load.nemesis import Schedule, check_victims, parse_nemesis
+from harness.load.nemesis import Schedule, check_victims, needs_clocks, parse_nemesis
 from harness.load.rules import Rules, load_rules
 from harness.load.run import (
     Faults,
@@ -63,7 +64,10 @@ def load(args: argparse.Namespace) -> int:
     starts = service is None or service.command is not None
     check_victims(faults.faults, ours=ours, cluster=args.cluster, instances=starts)
     with redis_for(args.redis, args.redis_url, args.cluster, service) as server:
-        run_dir, verdict = run_load(_system(rules, server, args, service), swarm, faults)
+        system = replace(
+            _system(rules, server, args, service), own_clocks=needs_clocks(faults.faults)
+        )
+        run_dir, verdict = run_load(system, swarm, faults)
     written = write_report([run_dir])
     print(shown_in_terminal(run_dir))
     print(f"run directory: {run_dir}")

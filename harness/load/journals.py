@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
 
 from harness.history import Recorder
@@ -22,11 +24,18 @@ SIDES = ("server", "client")
 class Journals:
     """One process's recorders, one per rule, opened on first use (thread-safe)."""
 
-    def __init__(self, run_dir: str | os.PathLike[str], side: str, process: str) -> None:
+    def __init__(
+        self,
+        run_dir: str | os.PathLike[str],
+        side: str,
+        process: str,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         if side not in SIDES:
             raise ValueError(f"side is one of {SIDES}, not {side!r}")
         self.root = Path(run_dir) / "journals" / side
         self.process = process
+        self.clock = clock  # the run's one clock, whatever the process's own says
         self._recorders: dict[str, Recorder] = {}
         self._lock = threading.Lock()
 
@@ -40,7 +49,7 @@ class Journals:
                 folder = self.root / rule
                 folder.mkdir(parents=True, exist_ok=True)
                 path = folder / f"{self.process}-{os.getpid()}.jsonl"
-                self._recorders[rule] = Recorder(path, self.process)
+                self._recorders[rule] = Recorder(path, self.process, self.clock)
             return self._recorders[rule]
 
     def note_error(self, rule: str, text: str) -> None:

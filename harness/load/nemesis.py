@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.load.instance_clocks import InstanceClocks
 from harness.load.serve import Fleet
 from harness.provision import RedisServer
 from harness.provision.base import ServerControl
@@ -63,7 +64,8 @@ class Victims:
 class LoadFault:
     name: str
     about: str
-    needs: str  # "redis": a Redis the harness started; "instances": instances it started
+    needs: str  # "redis": a Redis the harness started; "instances": instances it started;
+    # "clocks": instances it started, each on a clock of its own
     begin: Callable[[Victims, int], str]  # does it, on its turn; says to what
     end: Callable[[Victims, int], None]  # undoes it
 
@@ -84,6 +86,28 @@ def _kill_instance(victims: Victims, turn: int) -> str:
 
 def _start_instance(victims: Victims, turn: int) -> None:
     victims.fleet.start_again(victims.fleet.instances[turn % len(victims.fleet.instances)])
+
+
+SKEW_SECONDS = 0.5  # how far a skew fault moves an instance's clock, ahead then behind in turn
+
+
+def _skewed(victims: Victims, turn: int) -> tuple[str, InstanceClocks]:
+    if victims.fleet.clocks is None:
+        raise NemesisError("the instances were not started on clocks of their own")
+    instances = victims.fleet.instances
+    return instances[turn % len(instances)].name, victims.fleet.clocks
+
+
+def _skew_instance(victims: Victims, turn: int) -> str:
+    name, clocks = _skewed(victims, turn)
+    offset = SKEW_SECONDS if (turn // len(victims.fleet.instances)) % 2 == 0 else -SKEW_SECONDS
+    clocks.set(name, offset)
+    return f"{name} {offset:+.3f} s"
+
+
+def _unskew_instance(victims: Victims, turn: int) -> None:
+    name, clocks = _skewed(victims, turn)
+    clocks.set(name, 0.0)
 
 
 def _start_redis(victims: Victims, _: int) -> None:
@@ -125,8 +149,21 @@ FAULTS = {
             _kill_instance,
             _start_instance,
         ),
+        LoadFault(
+            "skew",
+            f"an app instance's clock {SKEW_SECONDS:g} s ahead (each in turn; behind on the "
+            "next round); then real time again",
+            "clocks",
+            _skew_instance,
+            _unskew_instance,
+        ),
     )
 }
+
+
+def needs_clocks(faults: tuple[LoadFault, ...]) -> bool:
+    """Whether the instances must run on clocks of their own for these faults."""
+    return any(fault.needs == "clocks" for fault in faults)
 
 
 def parse_nemesis(text: str) -> tuple[LoadFault, ...]:
@@ -151,7 +188,7 @@ def check_victims(
         if fault.needs == "redis" and (not ours or cluster):
             where = "a Redis Cluster" if cluster else "a Redis the harness did not start"
             raise NemesisError(f"--nemesis {fault.name} cannot be done to {where}")
-        if fault.needs == "instances" and not instances:
+        if fault.needs in ("instances", "clocks") and not instances:
             raise NemesisError(f"--nemesis {fault.name} needs instances the harness started")
 
 

@@ -37,6 +37,7 @@ from harness.history.loads import LoadRecord
 from harness.history.merge import merge_journals
 from harness.leftovers import key_ttls
 from harness.load import ENV
+from harness.load.instance_clocks import InstanceClocks
 from harness.load.journals import journal_paths
 from harness.load.judge import judge
 from harness.load.nemesis import LoadFault, Nemesis, Schedule, Victims
@@ -134,6 +135,7 @@ class System:
     cluster: bool = False
     host: str = "127.0.0.1"
     service: Service | None = None  # a service of the user's own; None: the harness's app
+    own_clocks: bool = False  # each instance on a clock of its own (for a skew fault)
 
     @property
     def limited_by(self) -> str:
@@ -158,6 +160,7 @@ def running(system: System, command: str) -> Iterator[tuple[Path, str, Fleet]]:
 
 
 def _fleet(system: System, run_dir: Path, tag: str) -> Fleet:
+    clocks = InstanceClocks(run_dir) if system.own_clocks else None
     if system.service is None:
         return start_fleet(
             run_dir,
@@ -167,6 +170,7 @@ def _fleet(system: System, run_dir: Path, tag: str) -> Fleet:
             tag=tag,
             cluster=system.cluster,
             host=system.host,
+            clocks=clocks,
         )
     (run_dir / "rules.json").write_text(system.rules.to_json())
     return start_service(
@@ -176,6 +180,7 @@ def _fleet(system: System, run_dir: Path, tag: str) -> Fleet:
         system.limited_by,
         instances=system.instances,
         host=system.host,
+        clocks=clocks,
     )
 
 

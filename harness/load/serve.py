@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO
 
 from harness.load.app import InstanceSettings
+from harness.load.instance_clocks import InstanceClocks
 from harness.load.rules import Rules
 from harness.provision.base import Unavailable, free_port
 from harness.provision.embedded import die_with_parent
@@ -85,6 +86,7 @@ class Fleet:
     provider: Process | None = None
     targets: list[str] = field(default_factory=list)
     ready: Callable[[Process], None] = lambda _: None  # returns once an instance answers
+    clocks: InstanceClocks | None = None  # the instances' own clocks, when they may be skewed
 
     @property
     def urls(self) -> list[str]:
@@ -115,13 +117,14 @@ def start_fleet(
     tag: str,
     cluster: bool = False,
     host: str = "127.0.0.1",
+    clocks: InstanceClocks | None = None,
 ) -> Fleet:
-    """Start the provider and ``instances`` app instances (listening on ``host``); return once
-    every one answers."""
+    """Start the provider and ``instances`` app instances (listening on ``host``; each on its
+    own clock of ``clocks``, if given); return once every one answers."""
     logs = run_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
     (run_dir / "rules.json").write_text(rules.to_json())
-    fleet = Fleet(run_dir, ready=_wait_ready)
+    fleet = Fleet(run_dir, ready=_wait_ready, clocks=clocks)
     try:
         port = free_port()
         fleet.provider = spawn(
@@ -139,9 +142,8 @@ def start_fleet(
                 f"app-{index}", rules, redis_url, str(run_dir), fleet.provider.url, tag, cluster
             )
             command = instance_command(host, port)
-            fleet.instances.append(
-                spawn(settings.name, command, logs, settings.to_env(), port=port, host=host)
-            )
+            env = settings.to_env() | (clocks.env_for(settings.name) if clocks else {})
+            fleet.instances.append(spawn(settings.name, command, logs, env, port=port, host=host))
         for process in [fleet.provider, *fleet.instances]:
             _wait_ready(process)
     except BaseException:

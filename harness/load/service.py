@@ -21,6 +21,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.load.instance_clocks import InstanceClocks
 from harness.load.serve import Fleet, Process, ServeError, spawn
 from harness.provision.base import free_port
 from limiters.program import program_env
@@ -42,12 +43,21 @@ class Service:
 
 
 def start_service(
-    run_dir: Path, service: Service, redis_url: str, policy: str, *, instances: int, host: str
+    run_dir: Path,
+    service: Service,
+    redis_url: str,
+    policy: str,
+    *,
+    instances: int,
+    host: str,
+    clocks: InstanceClocks | None = None,
 ) -> Fleet:
-    """The copies of ``service`` (none for targets), each answering on its port."""
+    """The copies of ``service`` (none for targets), each answering on its port (each on its
+    own clock of ``clocks``, if given)."""
     logs = run_dir / "logs"
     logs.mkdir(parents=True, exist_ok=True)
-    fleet = Fleet(run_dir, targets=list(service.targets), ready=lambda p: _wait_listening(p, host))
+    ready = lambda p: _wait_listening(p, host)  # noqa: E731
+    fleet = Fleet(run_dir, targets=list(service.targets), ready=ready, clocks=clocks)
     if service.command is None:
         return fleet
     argv = shlex.split(service.command)
@@ -55,6 +65,7 @@ def start_service(
         for number in range(instances):
             port = free_port()
             env = program_env(redis_url, policy, number) | {"PORT": str(port)}
+            env |= clocks.env_for(f"app-{number}") if clocks else {}
             try:
                 copy = spawn(f"app-{number}", argv, logs, env, port=port, host=host)
             except OSError as error:
