@@ -35,7 +35,7 @@ and stdout, one line each way per change: it never competes with the load's own 
 GIL (whose progress, judging and live view would otherwise add latency that is no fault), and
 it ends when that process does (its stdin closes). At no fault it adds about 20 µs to a round
 trip (a PING's p50 45 µs through it, 22 µs direct, on this project's 2-core machine, shared),
-and carried 12-18k round trips a second from four clients at once
+and carried 10-18k round trips a second from four clients at once
 (``bench/fault_proxy_latency.py``).
 
 Bounded: a direction of a connection holds at most ``MAX_HELD`` bytes (and one more read) under
