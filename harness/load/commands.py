@@ -11,7 +11,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from harness.history.loads import LoadRecord
-from harness.load.nemesis import Schedule, check_victims, needs_clocks, parse_nemesis
+from harness.load.nemesis import Schedule, check_victims, needs, parse_nemesis
 from harness.load.rules import Rules, load_rules
 from harness.load.run import (
     Faults,
@@ -64,8 +64,11 @@ def load(args: argparse.Namespace) -> int:
     starts = service is None or service.command is not None
     check_victims(faults.faults, ours=ours, cluster=args.cluster, instances=starts)
     with redis_for(args.redis, args.redis_url, args.cluster, service) as server:
+        asked = faults.faults
         system = replace(
-            _system(rules, server, args, service), own_clocks=needs_clocks(faults.faults)
+            _system(rules, server, args, service),
+            own_clocks=needs(asked, "clocks"),
+            proxied=needs(asked, "proxy"),
         )
         run_dir, verdict = run_load(system, swarm, faults)
     written = write_report([run_dir])

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.errors import HarnessError
+from harness.load.fault_proxy import FaultProxy
 from harness.load.instance_clocks import InstanceClocks
 from harness.load.serve import Fleet
 from harness.provision import RedisServer
@@ -65,7 +66,8 @@ class LoadFault:
     name: str
     about: str
     needs: str  # "redis": a Redis the harness started; "instances": instances it started;
-    # "clocks": instances it started, each on a clock of its own
+    # "clocks": instances it started, each on a clock of its own; "proxy": a fault proxy between
+    # the instances and Redis
     begin: Callable[[Victims, int], str]  # does it, on its turn; says to what
     end: Callable[[Victims, int], None]  # undoes it
 
@@ -110,6 +112,27 @@ def _unskew_instance(victims: Victims, turn: int) -> None:
     clocks.set(name, 0.0)
 
 
+LATENCY_SECONDS = 0.05  # a latency fault holds each chunk this long, each way
+
+
+def _proxy(victims: Victims) -> FaultProxy:
+    if victims.fleet.redis_proxy is None:
+        raise NemesisError("the instances do not reach Redis through a fault proxy")
+    return victims.fleet.redis_proxy
+
+
+def _on_proxy(act: Callable[[FaultProxy], None]) -> Callable[[Victims, int], str]:
+    def acting(victims: Victims, _: int) -> str:
+        act(_proxy(victims))
+        return ""
+
+    return acting
+
+
+def _heal(victims: Victims, _: int) -> None:
+    _proxy(victims).heal()
+
+
 def _start_redis(victims: Victims, _: int) -> None:
     victims.redis.start()
 
@@ -150,6 +173,29 @@ FAULTS = {
             _start_instance,
         ),
         LoadFault(
+            "latency",
+            f"every byte between the instances and Redis held {LATENCY_SECONDS * 1000:g} ms each "
+            "way (a fault proxy); then none",
+            "proxy",
+            _on_proxy(lambda proxy: proxy.delay(LATENCY_SECONDS)),
+            _heal,
+        ),
+        LoadFault(
+            "partition",
+            "nothing passes between the instances and Redis (connections held, then cut); then "
+            "it passes again",
+            "proxy",
+            _on_proxy(lambda proxy: proxy.partition()),
+            _heal,
+        ),
+        LoadFault(
+            "refuse",
+            "Redis refuses every connection from the instances (each reset at once); then not",
+            "proxy",
+            _on_proxy(lambda proxy: proxy.refuse()),
+            _heal,
+        ),
+        LoadFault(
             "skew",
             f"an app instance's clock {SKEW_SECONDS:g} s ahead (each in turn; behind on the "
             "next round); then real time again",
@@ -161,9 +207,9 @@ FAULTS = {
 }
 
 
-def needs_clocks(faults: tuple[LoadFault, ...]) -> bool:
-    """Whether the instances must run on clocks of their own for these faults."""
-    return any(fault.needs == "clocks" for fault in faults)
+def needs(faults: tuple[LoadFault, ...], what: str) -> bool:
+    """Whether any of these faults needs ``what`` ("clocks", "proxy")."""
+    return any(fault.needs == what for fault in faults)
 
 
 def parse_nemesis(text: str) -> tuple[LoadFault, ...]:
@@ -188,8 +234,10 @@ def check_victims(
         if fault.needs == "redis" and (not ours or cluster):
             where = "a Redis Cluster" if cluster else "a Redis the harness did not start"
             raise NemesisError(f"--nemesis {fault.name} cannot be done to {where}")
-        if fault.needs in ("instances", "clocks") and not instances:
+        if fault.needs in ("instances", "clocks", "proxy") and not instances:
             raise NemesisError(f"--nemesis {fault.name} needs instances the harness started")
+        if fault.needs == "proxy" and cluster:
+            raise NemesisError(f"--nemesis {fault.name} cannot stand between a cluster's nodes")
 
 
 @dataclass(frozen=True)

@@ -37,6 +37,7 @@ from harness.history.loads import LoadRecord
 from harness.history.merge import merge_journals
 from harness.leftovers import key_ttls
 from harness.load import ENV
+from harness.load.fault_proxy import FaultProxy
 from harness.load.instance_clocks import InstanceClocks
 from harness.load.journals import journal_paths
 from harness.load.judge import judge
@@ -136,6 +137,7 @@ class System:
     host: str = "127.0.0.1"
     service: Service | None = None  # a service of the user's own; None: the harness's app
     own_clocks: bool = False  # each instance on a clock of its own (for a skew fault)
+    proxied: bool = False  # the instances reach Redis through a fault proxy (network faults)
 
     @property
     def limited_by(self) -> str:
@@ -150,7 +152,15 @@ def running(system: System, command: str) -> Iterator[tuple[Path, str, Fleet]]:
     (stopped when the block ends): the directory, the run's key tag and the instances."""
     run_dir = new_run_dir(command)
     tag = secrets.token_hex(4)
-    with _fleet(system, run_dir, tag) as fleet:
+    with contextlib.ExitStack() as stack:
+        url, proxy = system.server.url, None
+        if system.proxied:
+            log = run_dir / "logs" / "fault-proxy.log"
+            log.parent.mkdir(parents=True, exist_ok=True)
+            proxy = stack.enter_context(FaultProxy.for_url(url, log=log))
+            url = proxy.url_for(url)
+        fleet = stack.enter_context(_fleet(system, run_dir, tag, url))
+        fleet.redis_proxy = proxy
         live = live_judge(run_dir)
         try:
             yield run_dir, tag, fleet
@@ -159,13 +169,14 @@ def running(system: System, command: str) -> Iterator[tuple[Path, str, Fleet]]:
             live.stop()
 
 
-def _fleet(system: System, run_dir: Path, tag: str) -> Fleet:
+def _fleet(system: System, run_dir: Path, tag: str, redis_url: str) -> Fleet:
+    """The instances, on ``redis_url`` (Redis', or a fault proxy's in front of it)."""
     clocks = InstanceClocks(run_dir) if system.own_clocks else None
     if system.service is None:
         return start_fleet(
             run_dir,
             system.rules,
-            system.server.url,
+            redis_url,
             system.instances,
             tag=tag,
             cluster=system.cluster,
@@ -176,7 +187,7 @@ def _fleet(system: System, run_dir: Path, tag: str) -> Fleet:
     return start_service(
         run_dir,
         system.service,
-        system.server.url,
+        redis_url,
         system.limited_by,
         instances=system.instances,
         host=system.host,

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import IO
 
 from harness.load.app import InstanceSettings
+from harness.load.fault_proxy import FaultProxy
 from harness.load.instance_clocks import InstanceClocks
 from harness.load.rules import Rules
 from harness.provision.base import Unavailable, free_port
@@ -87,6 +88,7 @@ class Fleet:
     targets: list[str] = field(default_factory=list)
     ready: Callable[[Process], None] = lambda _: None  # returns once an instance answers
     clocks: InstanceClocks | None = None  # the instances' own clocks, when they may be skewed
+    redis_proxy: FaultProxy | None = None  # between the instances and Redis, for network faults
 
     @property
     def urls(self) -> list[str]:

@@ -24,6 +24,7 @@ from harness.load.nemesis import (
     Schedule,
     Victims,
     check_victims,
+    needs,
     parse_nemesis,
 )
 from harness.load.rules import default_rules
@@ -207,13 +208,20 @@ def runs_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.mark.slow
 @pytest.mark.integration
 @pytest.mark.usefixtures("runs_in_tmp")
-@pytest.mark.parametrize("fault", ["kill-redis", "restart-redis", "pause-redis", "kill-instance"])
+@pytest.mark.parametrize(
+    "fault",
+    ["kill-redis", "restart-redis", "pause-redis", "kill-instance", "partition", "refuse", "skew"],
+)
 def test_a_run_that_meets_a_fault_ends_with_its_verdict(fault: str) -> None:
     with start_embedded() as server:
         rules = default_rules().with_default("fixed-window-lua", None)
         swarm = run.Swarm(run.locustfile_path("burst"), users=20, spawn_rate=20, duration=6)
         faults = run.Faults(parse_nemesis(fault), Schedule(2.0, 1.0))
-        run_dir, verdict = run.run_load(run.System(rules, server, 2), swarm, faults)
+        asked = faults.faults
+        system = run.System(
+            rules, server, 2, own_clocks=needs(asked, "clocks"), proxied=needs(asked, "proxy")
+        )
+        run_dir, verdict = run.run_load(system, swarm, faults)
     (api,) = [r for r in verdict.rules if r.name == "api"]
     assert verdict.valid, api.found  # a correct limiter stays correct through the fault
     assert verdict.setup["keys_unread"] is None  # Redis was back for the final verdict
@@ -222,8 +230,10 @@ def test_a_run_that_meets_a_fault_ends_with_its_verdict(fault: str) -> None:
     assert {f.fault for f in marked} == {fault}
     assert all(f.end is not None for f in marked)
     effect = marked[0].effects["api"]
-    if fault == "pause-redis":  # nothing fails: everything waits
+    if fault in ("pause-redis", "partition"):  # everything waits
         assert api.latency_ms["max"] >= 500
+    elif fault == "skew":  # a clock off: nothing fails, and a correct limiter does not mind
+        assert marked[0].detail == "app-0 +0.500 s"
     else:
         assert effect.undecided > 0  # refused (on_error closed) while it lasted
     assert effect.recovery is not None  # and decided again after
