@@ -251,10 +251,15 @@ def load_headline(run: LoadRun) -> str:
         if undecided
         else "no violation, no header lie"
     )
+    lost = record.sent - record.judged
+    judged = f"; {record.sent:,} sent, " + (
+        "every one judged" if not lost else f"{record.judged:,} judged: {lost:,} LOST"
+    )
     return (
         f"Load: {verdict}. {record.requests:,} requests in {record.seconds:.1f} s "
-        f"({record.requests_per_second:,.0f} requests/s) against {run.instances} instances; "
-        "latency as the clients measured it."
+        f"({record.requests_per_second:,.0f} requests/s) against {run.instances} instances"
+        + (judged if record.sent else "")
+        + "; latency as the clients measured it."
     )
 
 

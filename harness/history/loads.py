@@ -36,6 +36,7 @@ class RuleRecord:
     client_outcomes: dict[str, int] = field(default_factory=dict)
     first_error: str | None = None  # how its limiter failed, the first time it did
     served: bool = False
+    sent: int = 0  # requests its clients' journals say were sent (each judged: ``client``)
 
     @property
     def sides(self) -> list[tuple[str, Verdict]]:
@@ -91,6 +92,7 @@ class RuleRecord:
             "client_outcomes": self.client_outcomes,
             "first_error": self.first_error,
             "served": self.served,
+            "sent": self.sent,
         }
 
     @classmethod
@@ -109,6 +111,7 @@ class RuleRecord:
             client_outcomes={str(k): int(v) for k, v in data["client_outcomes"].items()},
             first_error=None if data["first_error"] is None else str(data["first_error"]),
             served=bool(data.get("served", False)),
+            sent=int(data.get("sent", 0)),
         )
 
 
@@ -189,6 +192,16 @@ class LoadRecord:
         return sum(sum(r.client_outcomes.values()) or r.server.operations for r in inbound)
 
     @property
+    def sent(self) -> int:
+        """Requests the clients' journals say were sent."""
+        return sum(r.sent for r in self.rules if r.name != OUTBOUND)
+
+    @property
+    def judged(self) -> int:
+        """Requests in the clients' histories that were judged: every one sent, if none was lost."""
+        return sum(r.client.operations for r in self.rules if r.name != OUTBOUND and r.sent)
+
+    @property
     def requests_per_second(self) -> float:
         return self.requests / self.seconds if self.seconds else 0.0
 
@@ -197,6 +210,8 @@ class LoadRecord:
             "valid": self.valid,
             "seconds": self.seconds,
             "requests": self.requests,
+            "sent": self.sent,
+            "judged": self.judged,
             "requests_per_second": self.requests_per_second,
             "rules": [r.to_json() for r in self.rules],
             "setup": self.setup,

@@ -73,3 +73,12 @@ def first_error(run_dir: str | os.PathLike[str], rule: str) -> str | None:
 def journal_paths(run_dir: str | os.PathLike[str], side: str, rule: str) -> list[Path]:
     """Every journal of ``rule`` on ``side`` of a run, in a stable order."""
     return sorted((Path(run_dir) / "journals" / side / rule).glob("*.jsonl"))
+
+
+def invokes(path: Path) -> int:
+    """How many operations a journal says were invoked (whole invoke records; a last line cut
+    short by a kill was never followed by its request): counted apart from the merge, to hold
+    the merged history to."""
+    with path.open("rb") as journal:
+        lines = journal.read().split(b"\n")[:-1]  # the last piece has no newline: not whole
+    return sum(1 for line in lines if b'"event": "invoke"' in line)

@@ -24,7 +24,7 @@ from harness.history import Operation, Outcome, read_history, write_history
 from harness.history.loads import OUTBOUND, LoadRecord, RuleRecord
 from harness.history.merge import merge_journals
 from harness.load.fault_effects import effects, read_faults
-from harness.load.journals import first_error, journal_paths
+from harness.load.journals import first_error, invokes, journal_paths
 from harness.load.promises import broken_promises, read_promises
 from harness.load.rules import Rule, Rules
 from harness.rundir import keep_judged
@@ -85,6 +85,7 @@ def judge(
                 seen["outcomes"].get(rule.name, {}),
                 first_error(run_dir, rule.name),
                 served=rules.served,
+                sent=sum(invokes(path) for path in journal_paths(run_dir, "client", rule.name)),
             )
         )
     return LoadRecord(verdicts, seconds, faults=faults)
