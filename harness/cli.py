@@ -203,7 +203,8 @@ def add_load_commands(commands: Any) -> None:
         "--nemesis",
         default="none",
         help="faults while the swarm runs, in turn: kill-redis, restart-redis, pause-redis, "
-        "kill-instance, latency, partition, refuse, skew (comma-separated; default none)",
+        "kill-instance, latency, partition, refuse, skew, failover (--cluster) "
+        "(comma-separated; default none)",
     )
     swarm.add_argument(
         "--nemesis-every", type=float, default=5.0, help="seconds from one fault to the next (5)"

@@ -63,7 +63,8 @@ def load(args: argparse.Namespace) -> int:
     ours = not (args.redis_url or os.environ.get("REDIS_URL"))
     starts = service is None or service.command is not None
     check_victims(faults.faults, ours=ours, cluster=args.cluster, instances=starts)
-    with redis_for(args.redis, args.redis_url, args.cluster, service) as server:
+    replicas = needs(faults.faults, "cluster")
+    with redis_for(args.redis, args.redis_url, args.cluster, service, replicas=replicas) as server:
         asked = faults.faults
         system = replace(
             _system(rules, server, args, service),

@@ -37,6 +37,7 @@ from harness.load.instance_clocks import InstanceClocks
 from harness.load.serve import Fleet
 from harness.provision import RedisServer
 from harness.provision.base import ServerControl
+from harness.provision.cluster import fail_over, role_of
 
 FAULTS_FILE = "faults.jsonl"
 NONE = "none"
@@ -67,7 +68,7 @@ class LoadFault:
     about: str
     needs: str  # "redis": a Redis the harness started; "instances": instances it started;
     # "clocks": instances it started, each on a clock of its own; "proxy": a fault proxy between
-    # the instances and Redis
+    # the instances and Redis; "cluster": a Redis Cluster the harness started, a replica each
     begin: Callable[[Victims, int], str]  # does it, on its turn; says to what
     end: Callable[[Victims, int], None]  # undoes it
 
@@ -133,6 +134,22 @@ def _heal(victims: Victims, _: int) -> None:
     _proxy(victims).heal()
 
 
+def _fail_over(victims: Victims, turn: int) -> str:
+    """The replica of one shard (each in turn) takes over from its primary."""
+    server = victims.server
+    if not server.replica_urls:
+        raise NemesisError("the cluster has no replicas")
+    shard = turn % len(server.replica_urls)
+    pair = (server.node_urls[shard], server.replica_urls[shard])
+    replica = next(url for url in pair if role_of(url) != "master")
+    fail_over(replica)
+    return f"shard {shard}: {replica} took over"
+
+
+def _nothing(victims: Victims, turn: int) -> None:
+    """A failover is done once done: the new primary stays."""
+
+
 def _start_redis(victims: Victims, _: int) -> None:
     victims.redis.start()
 
@@ -196,6 +213,14 @@ FAULTS = {
             _heal,
         ),
         LoadFault(
+            "failover",
+            "CLUSTER FAILOVER: a shard's replica takes over from its primary (each shard in "
+            "turn; --cluster, with a replica per primary); the new primary stays",
+            "cluster",
+            _fail_over,
+            _nothing,
+        ),
+        LoadFault(
             "skew",
             f"an app instance's clock {SKEW_SECONDS:g} s ahead (each in turn; behind on the "
             "next round); then real time again",
@@ -231,6 +256,8 @@ def check_victims(
     the harness does not start (``ours`` false: a given URL) or a cluster, an instance fault
     where it starts no instance."""
     for fault in faults:
+        if fault.needs == "cluster" and (not ours or not cluster):
+            raise NemesisError(f"--nemesis {fault.name} needs --cluster (a cluster of its own)")
         if fault.needs == "redis" and (not ours or cluster):
             where = "a Redis Cluster" if cluster else "a Redis the harness did not start"
             raise NemesisError(f"--nemesis {fault.name} cannot be done to {where}")

@@ -118,12 +118,20 @@ NO_REDIS = "none"  # a RedisServer's ``how`` when the run has none (a --target o
 
 
 def redis_for(
-    how: str | None, url: str | None, cluster: bool, service: Service | None = None
+    how: str | None,
+    url: str | None,
+    cluster: bool,
+    service: Service | None = None,
+    *,
+    replicas: bool = False,
 ) -> RedisServer:
-    """The run's Redis: given, started, or (for targets with no URL given) none."""
+    """The run's Redis: given, started (a cluster with ``replicas``: a replica per primary),
+    or (for targets with no URL given) none."""
     if service is not None and service.targets and not (url or os.environ.get("REDIS_URL")):
         return RedisServer("", NO_REDIS, "the targets' own, not read (no --redis-url)")
-    return provision_cluster(how) if cluster and not url else provision(how, url)
+    if cluster and not url:
+        return provision_cluster(how, replicas=replicas)
+    return provision(how, url)
 
 
 @dataclass(frozen=True)

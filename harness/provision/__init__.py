@@ -70,9 +70,10 @@ def provision_explorer(how: str | None = None, url: str | None = None) -> RedisS
     return server
 
 
-def provision_cluster(how: str | None = None) -> RedisServer:
-    """A local 3-primary Redis Cluster, its nodes started the same way ``provision`` would."""
-    return _start(how, start_cluster)
+def provision_cluster(how: str | None = None, *, replicas: bool = False) -> RedisServer:
+    """A local 3-primary Redis Cluster (with ``replicas``, a replica of each), its nodes started
+    the same way ``provision`` would."""
+    return _start(how, lambda start_node: start_cluster(start_node, replicas=replicas))
 
 
 def _start(

@@ -44,6 +44,7 @@ class RedisServer:
     detail: str
     stop_callback: Callable[[], None] = field(repr=False, default=lambda: None)
     node_urls: tuple[str, ...] = ()  # a cluster's primaries; empty for a single server
+    replica_urls: tuple[str, ...] = ()  # a cluster's replicas, one per primary, in their order
     clock_file: str = ""  # a virtual-time server's clock (see virtual_time); else empty
     control: ServerControl | None = field(repr=False, default=None)  # one the harness started
 

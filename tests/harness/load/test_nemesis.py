@@ -29,7 +29,8 @@ from harness.load.nemesis import (
 )
 from harness.load.rules import default_rules
 from harness.load.serve import Fleet
-from harness.provision import RedisServer
+from harness.provision import RedisServer, provision_cluster
+from harness.provision.cluster import role_of
 from harness.provision.embedded import start_embedded
 from harness.report import write_report
 from tests.harness.support import child_env
@@ -298,3 +299,29 @@ def test_a_run_whose_harness_was_killed_is_judged_afterwards_from_its_directory(
     assert (run_dir / "report.html").exists()
     assert main(["check", str(run_dir)]) == 0  # now as any judged run: its histories again
     assert "(as recorded)" in capsys.readouterr().out
+
+
+@pytest.mark.slow
+@pytest.mark.integration
+@pytest.mark.cluster
+@pytest.mark.usefixtures("runs_in_tmp")
+def test_a_run_on_a_cluster_meets_failovers_and_ends_with_its_verdict() -> None:
+    with provision_cluster("embedded", replicas=True) as server:
+        before = {url: role_of(url) for url in (*server.node_urls, *server.replica_urls)}
+        rules = default_rules().with_default("fixed-window-lua", None)
+        swarm = run.Swarm(run.locustfile_path("burst"), users=20, spawn_rate=20, duration=5)
+        faults = run.Faults(parse_nemesis("failover"), Schedule(2.0, 1.0))
+        system = run.System(rules, server, 2, cluster=True)
+        _, verdict = run.run_load(system, swarm, faults)
+        after = {url: role_of(url) for url in before}
+    assert verdict.valid  # a planned failover loses nothing a correct limiter counted
+    assert verdict.faults
+    assert verdict.faults[0].detail.startswith("shard 0: ")
+    assert [before[u] for u in server.node_urls] == ["master"] * 3
+    assert after[server.replica_urls[0]] == "master"  # the first shard's replica took over
+    assert after[server.node_urls[0]] == "slave"
+
+
+def test_a_failover_needs_a_cluster_of_its_own() -> None:
+    with pytest.raises(NemesisError, match="needs --cluster"):
+        check_victims(parse_nemesis("failover"), ours=True, cluster=False, instances=True)
