@@ -96,12 +96,11 @@ def test_the_merged_histories_are_kept(tmp_path: Path) -> None:
     assert {op.process for op in server} == {"app-0"}
     assert {op.process for op in client} == {"locust-0"}
     assert len(client) == 3
-    assert sorted(p.name for p in (tmp_path / "history").iterdir()) == [
-        "login.client.jsonl",
-        "login.history.jsonl",
-        "login.keys.jsonl",
-        "login.verdict.json",
-    ]
+    kept = sorted(p.name for p in (tmp_path / "history").iterdir())
+    # no keys were read (NO_TTLS): no keys file says any were
+    assert kept == ["login.client.jsonl", "login.history.jsonl", "login.verdict.json"]
+    judge(tmp_path, RULES, {"login": {"rl:login:alice": 0.5}}, 1.0)
+    assert (tmp_path / "history" / "login.keys.jsonl").read_text().count("rl:login:alice") == 1
 
 
 def test_an_over_admission_is_found_on_the_server_side(tmp_path: Path) -> None:
