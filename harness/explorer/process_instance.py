@@ -15,6 +15,21 @@ that reads it elsewhere (Go's vDSO calls) keeps real time, and skew means nothin
 A crash is a SIGKILL of the program while its next command is held: the command never reaches
 Redis (the proxy drops it).
 
+A request is through when the program has answered and what it sent before its answer is
+through too. The answer line read, the proxy is settled first (``SchedulingProxy.settle``): a
+command the program wrote before it answered and did not wait for (@fastify/rate-limit 8.0's
+fire-and-forget PEXPIRE) is held by then, and the answer waits behind it. The instance is at
+that command's point (``Pending``) as if the program had awaited it, and ``Finished`` comes once
+nothing is held any more: such a trailing command is a step of its own request, in its lane of
+the trace before the decision; other instances may go before it, time may pass (a stall), and a
+crash drops it (the request then died with the process, its answer lost). Why the answer is
+not counted first: the explorer sees a program's sockets and its stdout through two threads, so
+a command held before the answer is read cannot be told from one the program awaits; counted
+after its commands, the answer comes at the same place whichever the explorer saw first, and a
+schedule runs the same each time. A command written after the answer line is caught when it
+comes within ``TRAILING_GRACE`` (and after each trailing command released); one later than that
+is held into the instance's next request, after time the schedule may have let pass.
+
 Programs outlive runs: starting one costs tens of milliseconds (Python, Node), more than a
 schedule takes, so a run takes its instances from ``POOL`` and gives back those still alive
 and at rest (no request inside, nothing held); the next run of the same program, policy and
@@ -43,6 +58,9 @@ from limiters import Policy
 from limiters.program import Program, ProgramError, program_env
 
 Log = Callable[[Any, tuple[Any, ...], Any, float], None]
+# seconds an answered request waits, once the proxy has settled, for a command the program
+# sends just after its answer (the second guard; see the module's text)
+TRAILING_GRACE = 0.001
 
 
 class ProcessInstance:
@@ -79,6 +97,7 @@ class ProcessInstance:
             self.proxy.close()
             raise
         self._held: Held | None = None
+        self._answered: Finished | None = None  # an answer waiting behind trailing commands
         self._ended = False  # the program exited by itself: started again for the next request
 
     # --- the explorer's side, as Instance's ----------------------------------------------
@@ -105,7 +124,7 @@ class ProcessInstance:
     def crash(self) -> Event:
         self.proxy.kill()  # first: what is held never reaches Redis
         self.program.kill()
-        self.gone = True
+        self.gone, self._answered = True, None
         return Died()
 
     def stop(self) -> None:
@@ -115,11 +134,11 @@ class ProcessInstance:
     def at_rest(self) -> bool:
         """Alive, no request inside, nothing held: fit for the next run."""
         alive = not self.gone and not self._ended and self.program.alive()
-        return alive and not self.proxy.held()
+        return alive and self._answered is None and not self.proxy.held()
 
     def join(self, clock: InstanceClock, log: Log) -> None:
         """Go on in a new run: its clock, its trace."""
-        self.clock, self._log, self._held = clock, log, None
+        self.clock, self._log, self._held, self._answered = clock, log, None, None
         self._on_time()
 
     # ---------------------------------------------------------------------------------------
@@ -135,19 +154,26 @@ class ProcessInstance:
             self._shown = now
 
     def _next(self) -> Event:
+        """Wait for the program's next point, or its answer with nothing held behind it."""
         deadline = time.monotonic() + TIMEOUT
         while True:
             self._woken.clear()
             held = self.proxy.held()
+            if not held and self._answered is None:
+                try:
+                    answer = self.program.answer(0)
+                except ProgramError as error:
+                    return self._exited(error)
+                if answer is not None:
+                    self._answered = Finished(answer.decision, answer.error)
+            if not held and self._answered is not None:
+                held = self.proxy.settle(TRAILING_GRACE)  # what it sent before answering
+                if not held:
+                    answered, self._answered = self._answered, None
+                    return answered
             if held:
                 self._held = held[0]
                 return Pending(self._held.command)
-            try:
-                answer = self.program.answer(0)
-            except ProgramError as error:
-                return self._exited(error)
-            if answer is not None:
-                return Finished(answer.decision, answer.error)
             left = deadline - time.monotonic()
             if left <= 0:
                 self.gone = True
@@ -160,7 +186,7 @@ class ProcessInstance:
         the program is started again for the next one."""
         self.proxy.kill()
         self.program.kill()
-        self._ended = True
+        self._ended, self._answered = True, None
         return Finished(None, str(error))
 
 

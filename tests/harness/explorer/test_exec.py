@@ -11,7 +11,7 @@ from harness.cli import main
 from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
 from harness.explorer.explore import explore
 from harness.explorer.process_instance import POOL
-from harness.explorer.run import Setup, run_schedule
+from harness.explorer.run import RunResult, Setup, run_schedule
 from harness.explorer.trace import load, replay, save
 from harness.provision import RedisServer
 from limiters import Policy
@@ -140,3 +140,57 @@ def test_a_race_keeps_each_programs_stderr_beside_its_trace(tmp_path: Path) -> N
     said = (tmp_path / "app-1.stderr").read_text()
     assert said.startswith("instance 1 on redis://127.0.0.1:")  # its proxy's address
     assert trace.exists()
+
+
+REPEATS = 20  # runs of one schedule that must all come out alike
+FIRE_AND_FORGET = "ratelimit:{a}:fire-and-forget"
+
+
+def lanes(result: RunResult) -> list[tuple[str, str, str]]:
+    """A run's trace as what a person reads of it: each step's lane, what and reply."""
+    return [(step.lane, step.what, step.reply) for step in result.trace]
+
+
+def test_a_command_sent_just_before_the_answer_is_a_step_of_its_own_request(
+    virtual_server: RedisServer,
+) -> None:
+    """The program writes EXPIRE and answers without waiting for it: the EXPIRE goes before
+    the decision, in the same request, every time; time passing after the request finds its
+    key expired (were the EXPIRE held into the next request, that one would be refused)."""
+    url, clock = virtual_server.url, virtual_server.clock_file
+    setup = Setup(program("fire_and_forget.py"), FIXED, 1, url, clock_file=clock)
+    actions: list[Action] = [Through(0, "a"), Advance(11), Through(0, "a")]
+    request = [
+        ("app-0", "check(a)", ""),
+        ("app-0", f"INCRBY {FIRE_AND_FORGET} 1", "1"),
+        ("app-0", f"EXPIRE {FIRE_AND_FORGET} 10", "1"),
+        ("app-0", "check(a)", "allowed"),
+    ]
+    for _ in range(REPEATS):
+        result, verdict = run_schedule(setup, actions)
+        assert lanes(result) == [*request, ("-", "time passes 11 s", ""), *request]
+        assert [op.outcome for op in result.history] == ["allowed", "allowed"]
+        assert verdict.valid
+
+
+def test_a_crash_while_a_trailing_command_is_held_drops_it_every_time(
+    virtual_server: RedisServer,
+) -> None:
+    """Other instances go while the EXPIRE is held; the crash then drops it: the key is left
+    with no TTL, and the request (its answer lost with the process) is unknown."""
+    url, clock = virtual_server.url, virtual_server.clock_file
+    setup = Setup(program("fire_and_forget.py"), FIXED, 2, url, clock_file=clock)
+    actions: list[Action] = [Step(0, "a"), Step(0, "a"), Through(1, "a"), Crash(0)]
+    for _ in range(REPEATS):
+        result, verdict = run_schedule(setup, actions)
+        assert lanes(result) == [
+            ("app-0", "check(a)", ""),
+            ("app-0", f"INCRBY {FIRE_AND_FORGET} 1", "1"),
+            ("app-1", "check(a)", ""),
+            ("app-1", f"INCRBY {FIRE_AND_FORGET} 1", "2"),
+            ("app-1", "check(a)", "rejected"),
+            ("app-0", "crashes", ""),
+        ]
+        assert [op.outcome for op in result.history] == ["rejected", "unknown"]
+        assert result.ttls == {FIRE_AND_FORGET: -1}
+        assert verdict.kinds == {"immortal-key"}
