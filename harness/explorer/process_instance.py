@@ -30,26 +30,42 @@ schedule runs the same each time. A command written after the answer line is cau
 comes within ``TRAILING_GRACE`` (and after each trailing command released); one later than that
 is held into the instance's next request, after time the schedule may have let pass.
 
-Programs outlive runs: starting one costs tens of milliseconds (Python, Node), more than a
-schedule takes, so a run takes its instances from ``POOL`` and gives back those still alive
-and at rest (no request inside, nothing held); the next run of the same program, policy and
-Redis goes on with them, on a flushed database. A crashed one is started anew. So what a
-program keeps in its own memory (a cache, a counter of its own) lives across schedules: the
-explorer judges each run by its own history, and a limiter whose decisions hang on such memory
-can be judged wrongly. ``POOL.close()`` ends them all (also at exit).
+Programs outlive runs: starting one costs tens of milliseconds (Python; about 100 ms for Node
+on ioredis), more than a schedule takes, so a run takes its instances from ``POOL`` and gives
+back those still alive and at rest (no request inside, nothing held); the next run of the same
+program, policy and Redis goes on with them, on a flushed database. So what a program keeps in
+its own memory (a cache, a counter of its own) lives across schedules: the explorer judges each
+run by its own history, and a limiter whose decisions hang on such memory can be judged wrongly.
+``POOL.close()`` ends them all (also at exit).
+
+Two things spare a start. A request still inside at a schedule's end is, for the run, one that
+never comes back (its next command never sent); once the run has read what it judges from Redis,
+the program is let finish it (``drain``: what it holds released, unseen by any run, until it
+answers), on a database the next run flushes, and goes back to the pool at rest. Only on a
+database the harness may flush (``Setup.flush``): elsewhere those commands would leave keys no
+run removes, and the instance is killed instead. And a crashed one is replaced by a spare: the
+first time a program of a pool key must be started anew (it crashed, or ended), ``SPARES``
+copies are started beside its replacement, in the background, and from then on each start anew
+takes the oldest (booted by then, as a rule) and starts another. A spare's commands that are
+steps wait at its proxy as any program's do; what passes (a client's handshake, its ready
+check) reaches Redis on its proxy's connections, which a run counts as seen
+(``Pool.upstream_addresses``).
 """
 
 from __future__ import annotations
 
 import atexit
+import itertools
 import shutil
 import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness.errors import HarnessError
 from harness.explorer.clocks import InstanceClock
 from harness.explorer.instance import TIMEOUT, Died, Event, Finished, Pending, Stuck
 from harness.explorer.proxy import Held, SchedulingProxy
@@ -58,9 +74,12 @@ from limiters import Policy
 from limiters.program import Program, ProgramError, program_env
 
 Log = Callable[[Any, tuple[Any, ...], Any, float], None]
-# seconds an answered request waits, once the proxy has settled, for a command the program
-# sends just after its answer (the second guard; see the module's text)
-TRAILING_GRACE = 0.001
+# seconds an answered request's proxy goes on turning, once settled, for a command the program
+# sends just after its answer (the second guard; see the module's text): paid by every request
+TRAILING_GRACE = 0.0002
+DRAINED = 1000  # steps a drained request may take before its program is killed instead
+SPARES = 2  # spares kept booting per pool key, once one of its programs had to start anew
+_started = itertools.count()  # programs started, for their clock files' names
 
 
 class ProcessInstance:
@@ -84,7 +103,7 @@ class ProcessInstance:
         self.gone = False  # the program ended: it will never answer again
         self._woken = threading.Event()
         self.proxy = SchedulingProxy(url, on_held=lambda _: self._woken.set()).start()
-        self.clock_file = ServerClock(folder / f"{name}.now")
+        self.clock_file = ServerClock(folder / f"{name}-{next(_started)}.now")
         self._shown = clock()
         self.clock_file.set(self._shown)
         env = program_env(self.proxy.url, policy, number)
@@ -130,6 +149,27 @@ class ProcessInstance:
     def stop(self) -> None:
         self.program.kill()
         self.proxy.close()
+        self.clock_file.path.unlink(missing_ok=True)
+
+    def drain(self) -> None:
+        """Let the request inside finish, unseen by any run: each command held released to
+        Redis, until the program answers with nothing held. One that does not within
+        ``DRAINED`` steps and ``TIMEOUT`` seconds, or whose proxy fails, is killed: not at rest,
+        it is started anew."""
+        if self.gone:
+            return
+        self._log = _unlogged
+        deadline = time.monotonic() + TIMEOUT
+        try:
+            for _ in range(DRAINED):
+                if self._held is None:  # it answered, and nothing of it is held
+                    return
+                self.go()
+                if time.monotonic() > deadline:
+                    break
+        except (HarnessError, ProgramError):
+            pass
+        self.crash()
 
     def at_rest(self) -> bool:
         """Alive, no request inside, nothing held: fit for the next run."""
@@ -194,33 +234,34 @@ Key = tuple[str, str, str, int]  # command, policy, Redis URL, instance number
 
 
 class Pool:
-    """The programs at rest between runs, by what they were started as (see the module)."""
+    """The programs at rest between runs, by what they were started as, and a spare of each
+    that had to be started anew (see the module)."""
 
     def __init__(self) -> None:
         self._resting: dict[Key, ProcessInstance] = {}
+        self._spares: dict[Key, deque[ProcessInstance]] = {}
+        self._started: set[Key] = set()  # the keys a program was started for
         self._folder: Path | None = None
 
     def take(
         self, key: Key, name: str, clock: InstanceClock, log: Log, policy: Policy
     ) -> ProcessInstance:
-        command, _, url, number = key
         resting = self._resting.pop(key, None)
         if resting is not None:
             resting.join(clock, log)
             return resting
-        if any(other[:3] != key[:3] for other in self._resting):
+        if any(other[:3] != key[:3] for other in (*self._resting, *self._spares)):
             self.close()  # another program, policy or Redis now: those will not be asked again
         self._folder = self._folder or _in_memory()
-        return ProcessInstance(
-            name,
-            number,
-            clock,
-            command=command,
-            policy=policy,
-            url=url,
-            log=log,
-            folder=self._folder,
-        )
+        if key not in self._started:  # the first of its key: no spare yet, nor need of one
+            self._started.add(key)
+            return self._start(key, name, clock, log, policy)
+        spares = self._spares.setdefault(key, deque())
+        taken = spares.popleft() if spares else self._start(key, name, clock, log, policy)
+        while len(spares) < SPARES:  # the next ones, booting while the runs go on
+            spares.append(self._start(key, name, clock, _unlogged, policy))
+        taken.join(clock, log)
+        return taken
 
     def give_back(self, key: Key, instance: ProcessInstance) -> None:
         if instance.at_rest() and key not in self._resting:
@@ -232,18 +273,56 @@ class Pool:
         """Instance number -> process id, of the programs at rest now."""
         return {key[3]: each.program.pid for key, each in self._resting.items()}
 
+    def spares(self) -> dict[int, list[int]]:
+        """Instance number -> process ids, of the spares started and not taken, oldest first."""
+        return {
+            key[3]: [each.program.pid for each in spares] for key, spares in self._spares.items()
+        }
+
+    def upstream_addresses(self) -> set[str]:
+        """The addresses of the connections to Redis the proxies of the programs held here
+        (at rest, spare) made: theirs, not unseen clients'. A spare's proxy may be opening one
+        as this reads (in its own thread): each set is copied whole, under the GIL."""
+        held = [*self._resting.values(), *self._every_spare()]
+        return {address for each in held for address in each.proxy.upstream_addresses.copy()}
+
     def keep_stderr(self, directory: Path) -> list[Path]:
         """Copy what the programs wrote to stderr so far (``app-N.stderr``) into ``directory``."""
         found = sorted(self._folder.glob("*.stderr")) if self._folder else []
         return [Path(shutil.copy(path, directory / path.name)) for path in found]
 
     def close(self) -> None:
-        for instance in self._resting.values():
+        for instance in [*self._resting.values(), *self._every_spare()]:
             instance.stop()
         self._resting.clear()
+        self._spares.clear()
+        self._started.clear()
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
+
+    def _every_spare(self) -> list[ProcessInstance]:
+        return [each for spares in self._spares.values() for each in spares]
+
+    def _start(
+        self, key: Key, name: str, clock: InstanceClock, log: Log, policy: Policy
+    ) -> ProcessInstance:
+        command, _, url, number = key
+        assert self._folder is not None
+        return ProcessInstance(
+            name,
+            number,
+            clock,
+            command=command,
+            policy=policy,
+            url=url,
+            log=log,
+            folder=self._folder,
+        )
+
+
+def _unlogged(instance: Any, command: tuple[Any, ...], reply: Any, sent: float) -> None:
+    """The log of a program no run watches: a spare, a request drained after its run."""
 
 
 def _in_memory() -> Path:

@@ -28,8 +28,9 @@ The explorer's side, from one thread (the asyncio loop runs in a thread the prox
   proxy's loop, turned until its reads come to rest (``QUIET_TURNS`` turns in a row that read
   nothing, at most ``MAX_TURNS``), has them framed and held: what a program wrote before
   something else it did (its answer on stdout, say) is held by the time that is seen, whatever
-  the threads' timing. Then, if nothing is held, it waits up to ``grace`` seconds for a step
-  (for what is written just after, or on a connection still opening);
+  the threads' timing. Then, if nothing is held, the loop turns on until a step is held or
+  ``grace`` seconds have passed since the call (for what is written just after, or on a
+  connection still opening): a bounded spin, as a grace of microseconds cannot be slept;
 - ``release(step=None, timeout)``: forward the step (the oldest held, by default), deliver its
   reply to the program and return it decoded (``resp.decode``; an error reply is a
   ``resp.ReplyError``; ``resp.show`` puts it in one line); then the next step is held;
@@ -300,6 +301,8 @@ class SchedulingProxy:
                 await asyncio.wait_for(self._changed.wait(), remaining)
 
     async def _settle(self, grace: float) -> tuple[Held, ...]:
+        loop = asyncio.get_running_loop()
+        until = loop.time() + grace
         quiet, seen = 0, -1
         for _ in range(MAX_TURNS):
             if self._reads == seen and not self._opening:
@@ -309,9 +312,10 @@ class SchedulingProxy:
             else:
                 quiet, seen = 0, self._reads
             await asyncio.sleep(0)  # one turn: the loop polls every socket, runs what is ready
+        # the grace, turning on: a timed wait would sleep a whole millisecond (epoll's unit)
+        while not self._held() and loop.time() < until:
+            await asyncio.sleep(0)
         self._raise_failure()
-        if not self._held() and grace:
-            await self._wait_held(grace)
         return self._held()
 
     async def _release(self, step: Held | None, timeout: float) -> Any:

@@ -1,20 +1,26 @@
 """A limiter that is a program (``exec:COMMAND``), raced: OS processes, every command held at a
 proxy of their own, their clocks libfaketime files. Each verdict as its in-process twin's."""
 
+import shlex
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 from harness.cli import main
 from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
 from harness.explorer.explore import explore
-from harness.explorer.process_instance import POOL
-from harness.explorer.run import RunResult, Setup, run_schedule
+from harness.explorer.process_instance import POOL, SPARES
+from harness.explorer.run import Run, RunResult, Setup, run_actions, run_schedule, scheduled
 from harness.explorer.trace import load, replay, save
 from harness.provision import RedisServer
 from limiters import Policy
+from limiters.js_catalogue import JS_CATALOGUE
+from limiters.program import EXEC
+from tests.limiters.js_programs import require_programs
 
 pytestmark = pytest.mark.integration
 PROGRAMS = Path(__file__).parents[2] / "limiters" / "programs"
@@ -194,3 +200,83 @@ def test_a_crash_while_a_trailing_command_is_held_drops_it_every_time(
         assert [op.outcome for op in result.history] == ["rejected", "unknown"]
         assert result.ttls == {FIRE_AND_FORGET: -1}
         assert verdict.kinds == {"immortal-key"}
+
+
+INCR_EXPIRE = "ratelimit:{a}:incr-expire"
+
+
+def test_a_request_inside_at_the_schedules_end_is_let_finish_once_the_run_has_read_redis(
+    virtual_server: RedisServer,
+) -> None:
+    url, clock = virtual_server.url, virtual_server.clock_file
+    setup = Setup(program("crash_after_incr.py"), FIXED, 1, url, clock_file=clock)
+    result, verdict = run_schedule(setup, [Step(0, "a"), Step(0, "a")])  # EXPIRE held at the end
+    assert result.trace[-1].what == f"schedule ends: never sends EXPIRE {INCR_EXPIRE} 10"
+    assert [op.outcome for op in result.history] == ["unknown"]
+    assert result.ttls == {INCR_EXPIRE: -1}  # Redis as the run read it: the EXPIRE never sent
+    assert verdict.kinds == {"immortal-key"}
+    drained = POOL.resting()
+    assert list(drained) == [0]  # it finished the request after the run: at rest, not killed
+    admin = redis.Redis.from_url(url)
+    try:
+        assert admin.ttl(INCR_EXPIRE) == 10  # its EXPIRE went, for the next run to flush
+        again, _ = run_schedule(setup, [Through(0, "a")])
+        assert POOL.resting() == drained
+        assert [op.outcome for op in again.history] == ["allowed"]  # on a flushed database
+    finally:
+        admin.close()
+
+
+def test_where_the_database_is_not_the_harnesss_to_flush_such_a_program_is_killed(
+    virtual_server: RedisServer,
+) -> None:
+    url, clock = virtual_server.url, virtual_server.clock_file
+    setup = Setup(program("crash_after_incr.py"), FIXED, 1, url, flush=False, clock_file=clock)
+    key = "ratelimit:{unflushed}:incr-expire"
+    result, _ = run_schedule(setup, [Step(0, "unflushed"), Step(0, "unflushed")])
+    assert result.ttls == {key: -1}
+    assert POOL.resting() == {}
+    admin = redis.Redis.from_url(url)
+    try:
+        assert admin.exists(key) == 0  # the run removed its key, and nothing came after
+    finally:
+        admin.close()
+
+
+def test_a_program_started_anew_is_a_spare_booted_beforehand(virtual_server: RedisServer) -> None:
+    url, clock = virtual_server.url, virtual_server.clock_file
+    setup = Setup(program("crash_after_incr.py"), FIXED, 1, url, clock_file=clock)
+    crash: list[Action] = [Step(0, "a"), Crash(0)]
+    run_schedule(setup, crash)
+    assert POOL.spares() == {}  # the first program of its key: none needed yet
+    run_schedule(setup, crash)  # the second is started anew: spares beside it, from now on
+    spares = POOL.spares()[0]
+    assert len(spares) == SPARES
+    run_schedule(setup, [Through(0, "a")])
+    assert POOL.resting() == {0: spares[0]}  # the oldest spare went on
+    assert POOL.spares()[0][: SPARES - 1] == spares[1:]  # and another was started
+
+
+def test_a_spares_connections_to_redis_are_not_counted_unseen(virtual_server: RedisServer) -> None:
+    """ioredis connects and sends INFO as it boots: a spare booting while a run counts what
+    clients it cannot see sent is the run's own proxy's, not one of those."""
+    require_programs()
+    url, clock = virtual_server.url, virtual_server.clock_file
+    node = EXEC + shlex.join(JS_CATALOGUE["fixed-window-incr-expire"].command())
+    setup = Setup(node, FIXED, 1, url, clock_file=clock, count_unseen=True)
+    admin = redis.Redis.from_url(url)
+    try:
+        with scheduled():
+            for _ in range(2):
+                run_actions(setup, admin, [Step(0, "a"), Crash(0)])
+            run = Run(setup, admin)  # takes a spare and starts the next, booting now
+            run.apply(Through(0, "a"))
+            deadline = time.monotonic() + 10  # till every spare has its connection to Redis
+            while len(POOL.upstream_addresses()) < SPARES and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert len(POOL.upstream_addresses()) == SPARES, "the spares never reached Redis"
+            result = run.finish()
+    finally:
+        admin.close()
+    assert result.unseen is not None
+    assert result.unseen.commands == 0, result.unseen.first
