@@ -234,8 +234,8 @@ Key = tuple[str, str, str, int]  # command, policy, Redis URL, instance number
 
 
 class Pool:
-    """The programs at rest between runs, by what they were started as, and a spare of each
-    that had to be started anew (see the module)."""
+    """The programs at rest between runs, by what they were started as, and the spares of each
+    key whose program had to be started anew (see the module)."""
 
     def __init__(self) -> None:
         self._resting: dict[Key, ProcessInstance] = {}
