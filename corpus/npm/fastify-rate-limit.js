@@ -22,13 +22,10 @@ const increment = (identity) =>
     store.incr(identity, (error, hits) => (error ? fail(error) : done(hits)), policy.limit, NO_BAN),
   )
 
-// 8.0 sends its PEXPIRE from incr's callback and does not wait for it. The PING, sent after it on
-// the same connection, is answered after it: so the answer waits until that PEXPIRE is through
-// (or dropped by a crash) and the PEXPIRE belongs to its own request, not to whichever came next.
-// Redis sees the commands in the order it would without the PING (one connection, in order);
-// PING passes the explorer's proxy without a scheduling point.
+// 8.0 sends its PEXPIRE from incr's callback, just before the answer, and does not wait for it:
+// the race explorer holds it as a step of this request all the same (docs/explorer.md, "A limiter
+// in any language"), so a crash before it reaches Redis leaves the counter with no TTL.
 answer(async (identity) => {
   const { current } = await increment(identity)
-  await redis.ping()
   return { allowed: current <= policy.limit }
 })

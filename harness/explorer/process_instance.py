@@ -15,26 +15,57 @@ that reads it elsewhere (Go's vDSO calls) keeps real time, and skew means nothin
 A crash is a SIGKILL of the program while its next command is held: the command never reaches
 Redis (the proxy drops it).
 
-Programs outlive runs: starting one costs tens of milliseconds (Python, Node), more than a
-schedule takes, so a run takes its instances from ``POOL`` and gives back those still alive
-and at rest (no request inside, nothing held); the next run of the same program, policy and
-Redis goes on with them, on a flushed database. A crashed one is started anew. So what a
-program keeps in its own memory (a cache, a counter of its own) lives across schedules: the
-explorer judges each run by its own history, and a limiter whose decisions hang on such memory
-can be judged wrongly. ``POOL.close()`` ends them all (also at exit).
+A request is through when the program has answered and what it sent before its answer is
+through too. The answer line read, the proxy is settled first (``SchedulingProxy.settle``): a
+command the program wrote before it answered and did not wait for (@fastify/rate-limit 8.0's
+fire-and-forget PEXPIRE) is held by then, and the answer waits behind it. The instance is at
+that command's point (``Pending``) as if the program had awaited it, and ``Finished`` comes once
+nothing is held any more: such a trailing command is a step of its own request, in its lane of
+the trace before the decision; other instances may go before it, time may pass (a stall), and a
+crash drops it (the request then died with the process, its answer lost). Why the answer is
+not counted first: the explorer sees a program's sockets and its stdout through two threads, so
+a command held before the answer is read cannot be told from one the program awaits; counted
+after its commands, the answer comes at the same place whichever the explorer saw first, and a
+schedule runs the same each time. A command written after the answer line is caught when it
+comes within ``TRAILING_GRACE`` (and after each trailing command released); one later than that
+is held into the instance's next request, after time the schedule may have let pass.
+
+Programs outlive runs: starting one costs tens of milliseconds (Python; about 100 ms for Node
+on ioredis), more than a schedule takes, so a run takes its instances from ``POOL`` and gives
+back those still alive and at rest (no request inside, nothing held); the next run of the same
+program, policy and Redis goes on with them, on a flushed database. So what a program keeps in
+its own memory (a cache, a counter of its own) lives across schedules: the explorer judges each
+run by its own history, and a limiter whose decisions hang on such memory can be judged wrongly.
+``POOL.close()`` ends them all (also at exit).
+
+Two things spare a start. A request still inside at a schedule's end is, for the run, one that
+never comes back (its next command never sent); once the run has read what it judges from Redis,
+the program is let finish it (``drain``: what it holds released, unseen by any run, until it
+answers), on a database the next run flushes, and goes back to the pool at rest. Only on a
+database the harness may flush (``Setup.flush``): elsewhere those commands would leave keys no
+run removes, and the instance is killed instead. And a crashed one is replaced by a spare: the
+first time a program of a pool key must be started anew (it crashed, or ended), ``SPARES``
+copies are started beside its replacement, in the background, and from then on each start anew
+takes the oldest (booted by then, as a rule) and starts another. A spare's commands that are
+steps wait at its proxy as any program's do; what passes (a client's handshake, its ready
+check) reaches Redis on its proxy's connections, which a run counts as seen
+(``Pool.upstream_addresses``).
 """
 
 from __future__ import annotations
 
 import atexit
+import itertools
 import shutil
 import tempfile
 import threading
 import time
+from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from harness.errors import HarnessError
 from harness.explorer.clocks import InstanceClock
 from harness.explorer.instance import TIMEOUT, Died, Event, Finished, Pending, Stuck
 from harness.explorer.proxy import Held, SchedulingProxy
@@ -43,6 +74,12 @@ from limiters import Policy
 from limiters.program import Program, ProgramError, program_env
 
 Log = Callable[[Any, tuple[Any, ...], Any, float], None]
+# seconds an answered request's proxy goes on turning, once settled, for a command the program
+# sends just after its answer (the second guard; see the module's text): paid by every request
+TRAILING_GRACE = 0.0002
+DRAINED = 1000  # steps a drained request may take before its program is killed instead
+SPARES = 2  # spares kept booting per pool key, once one of its programs had to start anew
+_started = itertools.count()  # programs started, for their clock files' names
 
 
 class ProcessInstance:
@@ -66,7 +103,7 @@ class ProcessInstance:
         self.gone = False  # the program ended: it will never answer again
         self._woken = threading.Event()
         self.proxy = SchedulingProxy(url, on_held=lambda _: self._woken.set()).start()
-        self.clock_file = ServerClock(folder / f"{name}.now")
+        self.clock_file = ServerClock(folder / f"{name}-{next(_started)}.now")
         self._shown = clock()
         self.clock_file.set(self._shown)
         env = program_env(self.proxy.url, policy, number)
@@ -79,6 +116,7 @@ class ProcessInstance:
             self.proxy.close()
             raise
         self._held: Held | None = None
+        self._answered: Finished | None = None  # an answer waiting behind trailing commands
         self._ended = False  # the program exited by itself: started again for the next request
 
     # --- the explorer's side, as Instance's ----------------------------------------------
@@ -105,21 +143,42 @@ class ProcessInstance:
     def crash(self) -> Event:
         self.proxy.kill()  # first: what is held never reaches Redis
         self.program.kill()
-        self.gone = True
+        self.gone, self._answered = True, None
         return Died()
 
     def stop(self) -> None:
         self.program.kill()
         self.proxy.close()
+        self.clock_file.path.unlink(missing_ok=True)
+
+    def drain(self) -> None:
+        """Let the request inside finish, unseen by any run: each command held released to
+        Redis, until the program answers with nothing held. One that does not within
+        ``DRAINED`` steps and ``TIMEOUT`` seconds, or whose proxy fails, is killed: not at rest,
+        it is started anew."""
+        if self.gone:
+            return
+        self._log = _unlogged
+        deadline = time.monotonic() + TIMEOUT
+        try:
+            for _ in range(DRAINED):
+                if self._held is None:  # it answered, and nothing of it is held
+                    return
+                self.go()
+                if time.monotonic() > deadline:
+                    break
+        except (HarnessError, ProgramError):
+            pass
+        self.crash()
 
     def at_rest(self) -> bool:
         """Alive, no request inside, nothing held: fit for the next run."""
         alive = not self.gone and not self._ended and self.program.alive()
-        return alive and not self.proxy.held()
+        return alive and self._answered is None and not self.proxy.held()
 
     def join(self, clock: InstanceClock, log: Log) -> None:
         """Go on in a new run: its clock, its trace."""
-        self.clock, self._log, self._held = clock, log, None
+        self.clock, self._log, self._held, self._answered = clock, log, None, None
         self._on_time()
 
     # ---------------------------------------------------------------------------------------
@@ -135,19 +194,26 @@ class ProcessInstance:
             self._shown = now
 
     def _next(self) -> Event:
+        """Wait for the program's next point, or its answer with nothing held behind it."""
         deadline = time.monotonic() + TIMEOUT
         while True:
             self._woken.clear()
             held = self.proxy.held()
+            if not held and self._answered is None:
+                try:
+                    answer = self.program.answer(0)
+                except ProgramError as error:
+                    return self._exited(error)
+                if answer is not None:
+                    self._answered = Finished(answer.decision, answer.error)
+            if not held and self._answered is not None:
+                held = self.proxy.settle(TRAILING_GRACE)  # what it sent before answering
+                if not held:
+                    answered, self._answered = self._answered, None
+                    return answered
             if held:
                 self._held = held[0]
                 return Pending(self._held.command)
-            try:
-                answer = self.program.answer(0)
-            except ProgramError as error:
-                return self._exited(error)
-            if answer is not None:
-                return Finished(answer.decision, answer.error)
             left = deadline - time.monotonic()
             if left <= 0:
                 self.gone = True
@@ -160,7 +226,7 @@ class ProcessInstance:
         the program is started again for the next one."""
         self.proxy.kill()
         self.program.kill()
-        self._ended = True
+        self._ended, self._answered = True, None
         return Finished(None, str(error))
 
 
@@ -168,33 +234,34 @@ Key = tuple[str, str, str, int]  # command, policy, Redis URL, instance number
 
 
 class Pool:
-    """The programs at rest between runs, by what they were started as (see the module)."""
+    """The programs at rest between runs, by what they were started as, and the spares of each
+    key whose program had to be started anew (see the module)."""
 
     def __init__(self) -> None:
         self._resting: dict[Key, ProcessInstance] = {}
+        self._spares: dict[Key, deque[ProcessInstance]] = {}
+        self._started: set[Key] = set()  # the keys a program was started for
         self._folder: Path | None = None
 
     def take(
         self, key: Key, name: str, clock: InstanceClock, log: Log, policy: Policy
     ) -> ProcessInstance:
-        command, _, url, number = key
         resting = self._resting.pop(key, None)
         if resting is not None:
             resting.join(clock, log)
             return resting
-        if any(other[:3] != key[:3] for other in self._resting):
+        if any(other[:3] != key[:3] for other in (*self._resting, *self._spares)):
             self.close()  # another program, policy or Redis now: those will not be asked again
         self._folder = self._folder or _in_memory()
-        return ProcessInstance(
-            name,
-            number,
-            clock,
-            command=command,
-            policy=policy,
-            url=url,
-            log=log,
-            folder=self._folder,
-        )
+        if key not in self._started:  # the first of its key: no spare yet, nor need of one
+            self._started.add(key)
+            return self._start(key, name, clock, log, policy)
+        spares = self._spares.setdefault(key, deque())
+        taken = spares.popleft() if spares else self._start(key, name, clock, log, policy)
+        while len(spares) < SPARES:  # the next ones, booting while the runs go on
+            spares.append(self._start(key, name, clock, _unlogged, policy))
+        taken.join(clock, log)
+        return taken
 
     def give_back(self, key: Key, instance: ProcessInstance) -> None:
         if instance.at_rest() and key not in self._resting:
@@ -206,18 +273,56 @@ class Pool:
         """Instance number -> process id, of the programs at rest now."""
         return {key[3]: each.program.pid for key, each in self._resting.items()}
 
+    def spares(self) -> dict[int, list[int]]:
+        """Instance number -> process ids, of the spares started and not taken, oldest first."""
+        return {
+            key[3]: [each.program.pid for each in spares] for key, spares in self._spares.items()
+        }
+
+    def upstream_addresses(self) -> set[str]:
+        """The addresses of the connections to Redis the proxies of the programs held here
+        (at rest, spare) made: theirs, not unseen clients'. A spare's proxy may be opening one
+        as this reads (in its own thread): each set is copied whole, under the GIL."""
+        held = [*self._resting.values(), *self._every_spare()]
+        return {address for each in held for address in each.proxy.upstream_addresses.copy()}
+
     def keep_stderr(self, directory: Path) -> list[Path]:
         """Copy what the programs wrote to stderr so far (``app-N.stderr``) into ``directory``."""
         found = sorted(self._folder.glob("*.stderr")) if self._folder else []
         return [Path(shutil.copy(path, directory / path.name)) for path in found]
 
     def close(self) -> None:
-        for instance in self._resting.values():
+        for instance in [*self._resting.values(), *self._every_spare()]:
             instance.stop()
         self._resting.clear()
+        self._spares.clear()
+        self._started.clear()
         if self._folder is not None:
             shutil.rmtree(self._folder, ignore_errors=True)
             self._folder = None
+
+    def _every_spare(self) -> list[ProcessInstance]:
+        return [each for spares in self._spares.values() for each in spares]
+
+    def _start(
+        self, key: Key, name: str, clock: InstanceClock, log: Log, policy: Policy
+    ) -> ProcessInstance:
+        command, _, url, number = key
+        assert self._folder is not None
+        return ProcessInstance(
+            name,
+            number,
+            clock,
+            command=command,
+            policy=policy,
+            url=url,
+            log=log,
+            folder=self._folder,
+        )
+
+
+def _unlogged(instance: Any, command: tuple[Any, ...], reply: Any, sent: float) -> None:
+    """The log of a program no run watches: a spare, a request drained after its run."""
 
 
 def _in_memory() -> Path:

@@ -22,6 +22,15 @@ The explorer's side, from one thread (the asyncio loop runs in a thread the prox
   held now, oldest first (empty: the program is not at a point). ``on_held``, if given, is
   called in the proxy's thread as each step comes to be held (to wake an explorer that waits on
   other things too, as a program's output); it must be quick and must not call the proxy;
+- ``settle(grace)``: every step held once the proxy has read what the program wrote to it so
+  far. Bytes a process wrote to a loopback socket are, as a rule, in the proxy's receive buffer
+  when its write returns (the kernel delivers them within the writer's system call), so the
+  proxy's loop, turned until its reads come to rest (``QUIET_TURNS`` turns in a row that read
+  nothing, at most ``MAX_TURNS``), has them framed and held: what a program wrote before
+  something else it did (its answer on stdout, say) is held by the time that is seen, whatever
+  the threads' timing. Then, if nothing is held, the loop turns on until a step is held or
+  ``grace`` seconds have passed since the call (for what is written just after, or on a
+  connection still opening): a bounded spin, as a grace of microseconds cannot be slept;
 - ``release(step=None, timeout)``: forward the step (the oldest held, by default), deliver its
   reply to the program and return it decoded (``resp.decode``; an error reply is a
   ``resp.ReplyError``; ``resp.show`` puts it in one line); then the next step is held;
@@ -67,6 +76,9 @@ from harness.explorer.steps import Command, Sorter
 TIMEOUT = 10.0  # seconds release waits for Redis to answer a step, by default
 CONNECT_TIMEOUT = 5.0  # seconds to reach Redis, to start, to close
 MAX_QUEUED = 10_000  # commands one connection may send behind the step it holds
+# settle: turns of the proxy's loop in a row with nothing read (a read takes two: the transport
+# reads in one, the connection's task frames it in the next), and at most this many turns
+QUIET_TURNS, MAX_TURNS = 3, 200
 _GRACE = 2.0  # beyond a wait's own timeout, for the proxy's thread to answer
 _READ = 64 * 1024
 T = TypeVar("T")
@@ -161,6 +173,8 @@ class SchedulingProxy:
         self._links: dict[int, _Link] = {}
         self._handlers: set[asyncio.Task[None]] = set()
         self._opened = 0  # connections, numbered as they open
+        self._reads = 0  # reads of the program's bytes (and connections accepted), so far
+        self._opening = 0  # connections accepted whose connection to Redis is not made yet
         # "host:port" of each connection to Redis made for the program, as the server sees it
         self.upstream_addresses: set[str] = set()
         self._commands = itertools.count(1)
@@ -218,6 +232,9 @@ class SchedulingProxy:
 
     def held(self) -> tuple[Held, ...]:
         return self._call(self._now(self._held), CONNECT_TIMEOUT)
+
+    def settle(self, grace: float = 0.0) -> tuple[Held, ...]:
+        return self._call(self._settle(max(grace, 0.0)), CONNECT_TIMEOUT + max(grace, 0.0))
 
     def release(self, step: Held | None = None, timeout: float = TIMEOUT) -> Any:
         return self._call(self._release(step, timeout), timeout)
@@ -283,6 +300,24 @@ class SchedulingProxy:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._changed.wait(), remaining)
 
+    async def _settle(self, grace: float) -> tuple[Held, ...]:
+        loop = asyncio.get_running_loop()
+        until = loop.time() + grace
+        quiet, seen = 0, -1
+        for _ in range(MAX_TURNS):
+            if self._reads == seen and not self._opening:
+                quiet += 1
+                if quiet == QUIET_TURNS:
+                    break
+            else:
+                quiet, seen = 0, self._reads
+            await asyncio.sleep(0)  # one turn: the loop polls every socket, runs what is ready
+        # the grace, turning on: a timed wait would sleep a whole millisecond (epoll's unit)
+        while not self._held() and loop.time() < until:
+            await asyncio.sleep(0)
+        self._raise_failure()
+        return self._held()
+
     async def _release(self, step: Held | None, timeout: float) -> Any:
         self._raise_failure()
         held = self._held()
@@ -343,6 +378,8 @@ class SchedulingProxy:
         self._handlers.add(task)
         host, port = self._upstream
         try:
+            self._reads += 1
+            self._opening += 1
             try:
                 connecting = asyncio.open_connection(host, port, limit=_READ)
                 upstream_reader, upstream = await asyncio.wait_for(connecting, CONNECT_TIMEOUT)
@@ -350,6 +387,8 @@ class SchedulingProxy:
                 self._fail(ProxyError(f"cannot reach Redis at {host}:{port}: {described(error)}"))
                 writer.transport.abort()
                 return
+            finally:
+                self._opening -= 1
             self._opened += 1
             local = upstream.get_extra_info("sockname")
             if local:
@@ -370,6 +409,7 @@ class SchedulingProxy:
         framer = Framer(inline=True)
         try:
             while not link.gone and (data := await reader.read(_READ)):
+                self._reads += 1
                 if link.raw:
                     link.upstream.write(framer.rest() + data)
                 else:

@@ -41,6 +41,8 @@ from limiters import Limiter, Policy, name_of, resolve
 from limiters.plugin import PluginLimiter
 from limiters.program import EXEC
 
+RECOUNTS = 3  # counts of unseen commands at most, in one run (see Run._count_unseen)
+
 
 @dataclass(frozen=True)
 class Setup:
@@ -278,7 +280,10 @@ class Run:
 
     def finish(self) -> RunResult:
         """End the run: instances still waiting to send never do (their requests stay
-        unknown); stop the threads; snapshot the keys."""
+        unknown); stop the threads; snapshot the keys. A program with a request inside is let
+        finish it once the keys are read, where the next run flushes what it sends (see
+        process_instance); elsewhere it is killed, as a thread is stopped."""
+        draining: list[ProcessInstance] = []
         for slot in self.slots:
             if slot.busy:
                 never = _show(slot.pending) if slot.pending else "its next command"
@@ -286,11 +291,13 @@ class Run:
                 self._note(slot.instance.name, NEVER_SENT, slot.instance.clock(), line)
                 if slot.sent:  # it has begun to change Redis and never comes back: a crash
                     self.faults.add("crash")
-                self._record(slot, slot.instance.crash())
-        for number, slot in enumerate(self.slots):
-            if isinstance(slot.instance, ProcessInstance):
-                POOL.give_back(self._program_key(number), slot.instance)
-            else:
+                if isinstance(slot.instance, ProcessInstance) and self.setup.flush:
+                    draining.append(slot.instance)
+                    self._record(slot, Died())
+                else:
+                    self._record(slot, slot.instance.crash())
+        for slot in self.slots:
+            if not isinstance(slot.instance, ProcessInstance):
                 slot.instance.stop()
                 _close(slot.instance)
         for client in self.clients:
@@ -299,9 +306,12 @@ class Run:
         ttls = self.keyspace.ours(self.expiry.snapshot(self.time.now))
         expired = self.keyspace.close(ttls)  # by real time: counted only where time is real
         void = f"the server expired {expired} key(s) by real time" if expired else ""
-        proxies = [s.instance.proxy for s in self.slots if isinstance(s.instance, ProcessInstance)]
-        seen = {address for proxy in proxies for address in proxy.upstream_addresses}
-        unseen = self.unseen.count(seen) if self.unseen else None
+        unseen = self._count_unseen()
+        for instance in draining:
+            instance.drain()
+        for number, slot in enumerate(self.slots):
+            if isinstance(slot.instance, ProcessInstance):
+                POOL.give_back(self._program_key(number), slot.instance)
         return RunResult(
             self.history,
             ttls,
@@ -314,6 +324,30 @@ class Run:
             frozenset(self.faults),
             unseen,
         )
+
+    def _count_unseen(self) -> Count | None:
+        """What reached the server by clients the explorer cannot see: not the wire's, nor any
+        program's proxy's, the pool's spares' included. A spare boots in the background and may
+        connect while this counts; its proxy knows a connection's address before anything is
+        sent on it, so a count that found any is made again with the addresses read anew, until
+        none are new (``RECOUNTS`` counts at most)."""
+        if self.unseen is None:
+            return None
+        count: Count | None = None
+        seen: set[str] = set()
+        for _ in range(RECOUNTS):
+            addresses = self._program_addresses()
+            if count is not None and (not count.commands or addresses <= seen):
+                break
+            seen = addresses
+            count = self.unseen.count(seen)
+        return count
+
+    def _program_addresses(self) -> set[str]:
+        """The connections to Redis of every program's proxy, this run's and the pool's."""
+        programs = [s.instance for s in self.slots if isinstance(s.instance, ProcessInstance)]
+        found = {address for each in programs for address in each.proxy.upstream_addresses.copy()}
+        return found | POOL.upstream_addresses()
 
 
 def _close(instance: Instance | ProcessInstance) -> None:

@@ -1,20 +1,26 @@
 """A limiter that is a program (``exec:COMMAND``), raced: OS processes, every command held at a
 proxy of their own, their clocks libfaketime files. Each verdict as its in-process twin's."""
 
+import shlex
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 from harness.cli import main
 from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
 from harness.explorer.explore import explore
-from harness.explorer.process_instance import POOL
-from harness.explorer.run import Setup, run_schedule
+from harness.explorer.process_instance import POOL, SPARES
+from harness.explorer.run import Run, RunResult, Setup, run_actions, run_schedule, scheduled
 from harness.explorer.trace import load, replay, save
 from harness.provision import RedisServer
 from limiters import Policy
+from limiters.js_catalogue import JS_CATALOGUE
+from limiters.program import EXEC
+from tests.limiters.js_programs import require_programs
 
 pytestmark = pytest.mark.integration
 PROGRAMS = Path(__file__).parents[2] / "limiters" / "programs"
@@ -140,3 +146,137 @@ def test_a_race_keeps_each_programs_stderr_beside_its_trace(tmp_path: Path) -> N
     said = (tmp_path / "app-1.stderr").read_text()
     assert said.startswith("instance 1 on redis://127.0.0.1:")  # its proxy's address
     assert trace.exists()
+
+
+REPEATS = 20  # runs of one schedule that must all come out alike
+FIRE_AND_FORGET = "ratelimit:{a}:fire-and-forget"
+
+
+def lanes(result: RunResult) -> list[tuple[str, str, str]]:
+    """A run's trace as what a person reads of it: each step's lane, what and reply."""
+    return [(step.lane, step.what, step.reply) for step in result.trace]
+
+
+def test_a_command_sent_just_before_the_answer_is_a_step_of_its_own_request(
+    virtual_server: RedisServer,
+) -> None:
+    """The program writes EXPIRE and answers without waiting for it: the EXPIRE goes before
+    the decision, in the same request, every time; time passing after the request finds its
+    key expired (were the EXPIRE held into the next request, that one would be refused)."""
+    url, clock = virtual_server.url, virtual_server.clock_file
+    setup = Setup(program("fire_and_forget.py"), FIXED, 1, url, clock_file=clock)
+    actions: list[Action] = [Through(0, "a"), Advance(11), Through(0, "a")]
+    request = [
+        ("app-0", "check(a)", ""),
+        ("app-0", f"INCRBY {FIRE_AND_FORGET} 1", "1"),
+        ("app-0", f"EXPIRE {FIRE_AND_FORGET} 10", "1"),
+        ("app-0", "check(a)", "allowed"),
+    ]
+    for _ in range(REPEATS):
+        result, verdict = run_schedule(setup, actions)
+        assert lanes(result) == [*request, ("-", "time passes 11 s", ""), *request]
+        assert [op.outcome for op in result.history] == ["allowed", "allowed"]
+        assert verdict.valid
+
+
+def test_a_crash_while_a_trailing_command_is_held_drops_it_every_time(
+    virtual_server: RedisServer,
+) -> None:
+    """Other instances go while the EXPIRE is held; the crash then drops it: the key is left
+    with no TTL, and the request (its answer lost with the process) is unknown."""
+    url, clock = virtual_server.url, virtual_server.clock_file
+    setup = Setup(program("fire_and_forget.py"), FIXED, 2, url, clock_file=clock)
+    actions: list[Action] = [Step(0, "a"), Step(0, "a"), Through(1, "a"), Crash(0)]
+    for _ in range(REPEATS):
+        result, verdict = run_schedule(setup, actions)
+        assert lanes(result) == [
+            ("app-0", "check(a)", ""),
+            ("app-0", f"INCRBY {FIRE_AND_FORGET} 1", "1"),
+            ("app-1", "check(a)", ""),
+            ("app-1", f"INCRBY {FIRE_AND_FORGET} 1", "2"),
+            ("app-1", "check(a)", "rejected"),
+            ("app-0", "crashes", ""),
+        ]
+        assert [op.outcome for op in result.history] == ["rejected", "unknown"]
+        assert result.ttls == {FIRE_AND_FORGET: -1}
+        assert verdict.kinds == {"immortal-key"}
+
+
+INCR_EXPIRE = "ratelimit:{a}:incr-expire"
+
+
+def test_a_request_inside_at_the_schedules_end_is_let_finish_once_the_run_has_read_redis(
+    virtual_server: RedisServer,
+) -> None:
+    url, clock = virtual_server.url, virtual_server.clock_file
+    setup = Setup(program("crash_after_incr.py"), FIXED, 1, url, clock_file=clock)
+    result, verdict = run_schedule(setup, [Step(0, "a"), Step(0, "a")])  # EXPIRE held at the end
+    assert result.trace[-1].what == f"schedule ends: never sends EXPIRE {INCR_EXPIRE} 10"
+    assert [op.outcome for op in result.history] == ["unknown"]
+    assert result.ttls == {INCR_EXPIRE: -1}  # Redis as the run read it: the EXPIRE never sent
+    assert verdict.kinds == {"immortal-key"}
+    drained = POOL.resting()
+    assert list(drained) == [0]  # it finished the request after the run: at rest, not killed
+    admin = redis.Redis.from_url(url)
+    try:
+        assert admin.ttl(INCR_EXPIRE) == 10  # its EXPIRE went, for the next run to flush
+        again, _ = run_schedule(setup, [Through(0, "a")])
+        assert POOL.resting() == drained
+        assert [op.outcome for op in again.history] == ["allowed"]  # on a flushed database
+    finally:
+        admin.close()
+
+
+def test_where_the_database_is_not_the_harnesss_to_flush_such_a_program_is_killed(
+    virtual_server: RedisServer,
+) -> None:
+    url, clock = virtual_server.url, virtual_server.clock_file
+    setup = Setup(program("crash_after_incr.py"), FIXED, 1, url, flush=False, clock_file=clock)
+    key = "ratelimit:{unflushed}:incr-expire"
+    result, _ = run_schedule(setup, [Step(0, "unflushed"), Step(0, "unflushed")])
+    assert result.ttls == {key: -1}
+    assert POOL.resting() == {}
+    admin = redis.Redis.from_url(url)
+    try:
+        assert admin.exists(key) == 0  # the run removed its key, and nothing came after
+    finally:
+        admin.close()
+
+
+def test_a_program_started_anew_is_a_spare_booted_beforehand(virtual_server: RedisServer) -> None:
+    url, clock = virtual_server.url, virtual_server.clock_file
+    setup = Setup(program("crash_after_incr.py"), FIXED, 1, url, clock_file=clock)
+    crash: list[Action] = [Step(0, "a"), Crash(0)]
+    run_schedule(setup, crash)
+    assert POOL.spares() == {}  # the first program of its key: none needed yet
+    run_schedule(setup, crash)  # the second is started anew: spares beside it, from now on
+    spares = POOL.spares()[0]
+    assert len(spares) == SPARES
+    run_schedule(setup, [Through(0, "a")])
+    assert POOL.resting() == {0: spares[0]}  # the oldest spare went on
+    assert POOL.spares()[0][: SPARES - 1] == spares[1:]  # and another was started
+
+
+def test_a_spares_connections_to_redis_are_not_counted_unseen(virtual_server: RedisServer) -> None:
+    """ioredis connects and sends INFO as it boots: a spare booting while a run counts what
+    clients it cannot see sent is the run's own proxy's, not one of those."""
+    require_programs()
+    url, clock = virtual_server.url, virtual_server.clock_file
+    node = EXEC + shlex.join(JS_CATALOGUE["fixed-window-incr-expire"].command())
+    setup = Setup(node, FIXED, 1, url, clock_file=clock, count_unseen=True)
+    admin = redis.Redis.from_url(url)
+    try:
+        with scheduled():
+            for _ in range(2):
+                run_actions(setup, admin, [Step(0, "a"), Crash(0)])
+            run = Run(setup, admin)  # takes a spare and starts the next, booting now
+            run.apply(Through(0, "a"))
+            deadline = time.monotonic() + 10  # till every spare has its connection to Redis
+            while len(POOL.upstream_addresses()) < SPARES and time.monotonic() < deadline:
+                time.sleep(0.01)
+            assert len(POOL.upstream_addresses()) == SPARES, "the spares never reached Redis"
+            result = run.finish()
+    finally:
+        admin.close()
+    assert result.unseen is not None
+    assert result.unseen.commands == 0, result.unseen.first

@@ -361,6 +361,40 @@ def test_a_connection_closed_with_its_step_held_loses_the_step(
 
 
 @pytest.mark.integration
+def test_what_was_written_before_settle_is_held_when_it_returns(
+    proxy: SchedulingProxy, client: redis.Redis
+) -> None:
+    """No waiting on time (grace 0): the bytes are in the proxy's buffer once sendall returns,
+    and settle turns the proxy's loop until they are read and held, every time."""
+    with raw_socket(proxy) as sock:
+        sock.sendall(b"PING\r\n")
+        assert read_values(sock, 1) == ["PONG"]  # connected, through to Redis
+        for n in range(200):
+            sock.sendall(f"SET settled:{n} {n}\r\nGET settled:{n}\r\n".encode())
+            held = proxy.settle()
+            assert [step.command for step in held] == [("SET", f"settled:{n}", str(n))]
+            assert proxy.release(held[0]) == "OK"
+            assert [step.command for step in proxy.settle()] == [("GET", f"settled:{n}")]
+            assert proxy.release() == str(n).encode()
+            assert read_values(sock, 2) == ["OK", str(n).encode()]
+    assert client.get("settled:199") == b"199"
+
+
+@pytest.mark.integration
+def test_settle_waits_its_grace_for_a_step_and_no_longer(proxy: SchedulingProxy) -> None:
+    with raw_socket(proxy) as sock:
+        sock.sendall(b"PING\r\n")
+        assert read_values(sock, 1) == ["PONG"]
+        started = time.monotonic()
+        assert proxy.settle(0.05) == ()
+        assert time.monotonic() - started >= 0.05
+        threading.Timer(0.02, sock.sendall, args=(b"SET late 1\r\n",)).start()
+        (held,) = proxy.settle(WAIT)
+        assert held.command == ("SET", "late", "1")
+        proxy.release(held)
+
+
+@pytest.mark.integration
 def test_inline_commands_are_steps_too(proxy: SchedulingProxy, client: redis.Redis) -> None:
     with raw_socket(proxy) as sock:
         sock.sendall(b"SET inline 1\r\nPING\r\n")
