@@ -313,8 +313,8 @@ NPM_ROWS = (
         "store/RedisStore.js RedisStore.incr pipelines INCR and PTTL, then sends PEXPIRE "
         "apart when the TTL is -1 and ignores its reply: a crash between them leaves a counter "
         "with no TTL; 8.1.0 moved the three into one script (fastify/fastify-rate-limit#330). "
-        "The wrapper answers once that PEXPIRE is through (a PING after it), so it is raced as "
-        "part of its own request",
+        "That PEXPIRE goes out as incr answers, unawaited: the explorer races it as a step of "
+        "the request it follows",
         runtime="node",
     ),
     Row(
