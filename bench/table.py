@@ -62,6 +62,7 @@ BENCHES = {
     "history_overhead": ([], ["--ops", "20000", "--lines", "100000", "--merge-ops", "10000"]),
     "load_speed": ([], ["--seconds", "2"]),
     "proxy_latency": ([], ["--commands", "1000", "--repeat", "2"]),
+    "fault_proxy_latency": ([], ["--commands", "1000", "--repeat", "2"]),
     "program_rows": ([], ["--rows", "naive-get-set", "--repeat", "1"]),
     "load_verdicts": (["--runs", "3"], ["--runs", "1", "--seconds", "2"]),
 }

@@ -11,16 +11,16 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from harness.history.loads import LoadRecord
+from harness.load.judge import judge_afterwards
 from harness.load.nemesis import Schedule, check_victims, needs, parse_nemesis
+from harness.load.redis_of_run import redis_for
 from harness.load.rules import Rules, load_rules
 from harness.load.run import (
     Faults,
     LoadError,
     Swarm,
     System,
-    judge_afterwards,
     locustfile_path,
-    redis_for,
     require_loopback,
     run_load,
     serve_until_stopped,

@@ -20,14 +20,19 @@ from pathlib import Path
 from typing import Any
 
 from harness.checkers import check
+from harness.errors import HarnessError
 from harness.history import Operation, Outcome, read_history, write_history
 from harness.history.loads import OUTBOUND, LoadRecord, RuleRecord
 from harness.history.merge import merge_journals
 from harness.load.fault_effects import effects, read_faults
 from harness.load.journals import first_error, invokes, journal_paths
 from harness.load.promises import broken_promises, read_promises
-from harness.load.rules import Rule, Rules
+from harness.load.rules import Rule, Rules, rules_from_json
 from harness.rundir import keep_judged
+
+
+class UnjudgedRunError(HarnessError):
+    """A run directory that holds too little to be judged: says what is missing."""
 
 
 def judge(
@@ -89,6 +94,32 @@ def judge(
             )
         )
     return LoadRecord(verdicts, seconds, faults=faults)
+
+
+def judge_afterwards(run_dir: Path) -> LoadRecord:
+    """The verdict of a load run whose harness died before it judged (killed, the machine
+    rebooted): from its directory alone, as it would have been, but for the keys it left in
+    Redis, which cannot be read now (said in the setup). Saved as the run's verdict."""
+    try:
+        rules = rules_from_json((run_dir / "rules.json").read_text())
+    except (OSError, ValueError) as error:
+        raise UnjudgedRunError(f"{run_dir}: cannot be judged: no rules ({error})") from None
+    ops = [
+        op
+        for rule in rules.all
+        for side in ("client", "server")
+        for op in merge_journals(journal_paths(run_dir, side, rule.name))
+    ]
+    ends = [op.complete or op.invoke for op in ops]
+    seconds = max(ends) - min(op.invoke for op in ops) if ops else 0.0
+    verdict = judge(run_dir, rules, {}, seconds)
+    verdict.setup = {
+        "judged_afterwards": True,
+        "keys_unread": "the run's harness ended before it judged; its Redis was not read",
+        "started": min((op.invoke for op in ops), default=0.0),
+    }
+    verdict.write(run_dir)
+    return verdict
 
 
 def _server_history(run_dir: Path, rule: Rule) -> list[Operation]:

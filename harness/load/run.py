@@ -34,18 +34,16 @@ import redis
 from harness import rundir
 from harness.errors import HarnessError
 from harness.history.loads import LoadRecord
-from harness.history.merge import merge_journals
-from harness.leftovers import key_ttls
 from harness.load import ENV
 from harness.load.fault_proxy import FaultProxy
 from harness.load.instance_clocks import InstanceClocks
-from harness.load.journals import journal_paths
 from harness.load.judge import judge
 from harness.load.nemesis import LoadFault, Nemesis, Schedule, Victims
-from harness.load.rules import DEFAULT_RULE, SERVICE, Rule, Rules, rules_from_json
+from harness.load.redis_of_run import leftover_keys
+from harness.load.rules import DEFAULT_RULE, Rules
 from harness.load.serve import Fleet, Process, spawn, start_fleet
 from harness.load.service import Service, start_service
-from harness.provision import RedisServer, provision, provision_cluster
+from harness.provision import RedisServer
 
 RUNS = Path("runs")
 PROGRESS_EVERY = 5.0
@@ -112,26 +110,6 @@ def require_loopback(url: str, allow_remote: bool) -> None:
 
 def new_run_dir(command: str) -> Path:
     return rundir.new_run_dir(command, root=RUNS).resolve()
-
-
-NO_REDIS = "none"  # a RedisServer's ``how`` when the run has none (a --target of its own)
-
-
-def redis_for(
-    how: str | None,
-    url: str | None,
-    cluster: bool,
-    service: Service | None = None,
-    *,
-    replicas: bool = False,
-) -> RedisServer:
-    """The run's Redis: given, started (a cluster with ``replicas``: a replica per primary),
-    or (for targets with no URL given) none."""
-    if service is not None and service.targets and not (url or os.environ.get("REDIS_URL")):
-        return RedisServer("", NO_REDIS, "the targets' own, not read (no --redis-url)")
-    if cluster and not url:
-        return provision_cluster(how, replicas=replicas)
-    return provision(how, url)
 
 
 @dataclass(frozen=True)
@@ -250,7 +228,7 @@ def finish(
     return verdict
 
 
-def run_load(system: System, swarm: Swarm, faults: Faults = Faults()) -> tuple[Path, LoadRecord]:
+def run_load(system: System, swarm: Swarm, faults: Faults = NO_FAULTS) -> tuple[Path, LoadRecord]:
     """One whole load run; its run directory and verdict."""
     began = time.time()
     with running(system, "load") as (run_dir, tag, fleet):
@@ -258,32 +236,6 @@ def run_load(system: System, swarm: Swarm, faults: Faults = Faults()) -> tuple[P
         with Nemesis(faults.faults, victims, faults.schedule, run_dir):
             _run_locust(swarm, fleet, system.rules, run_dir)
     return run_dir, finish(system, run_dir, tag, time.time() - began, swarm=swarm, faults=faults)
-
-
-def judge_afterwards(run_dir: Path) -> LoadRecord:
-    """The verdict of a load run whose harness died before it judged (killed, the machine
-    rebooted): from its directory alone, as it would have been, but for the keys it left in
-    Redis, which cannot be read now (said in the setup). Saved as the run's verdict."""
-    try:
-        rules = rules_from_json((run_dir / "rules.json").read_text())
-    except (OSError, ValueError) as error:
-        raise LoadError(f"{run_dir}: cannot be judged: no rules ({error})") from None
-    ops = [
-        op
-        for rule in rules.all
-        for side in ("client", "server")
-        for op in merge_journals(journal_paths(run_dir, side, rule.name))
-    ]
-    ends = [op.complete or op.invoke for op in ops]
-    seconds = max(ends) - min(op.invoke for op in ops) if ops else 0.0
-    verdict = judge(run_dir, rules, {}, seconds)
-    verdict.setup = {
-        "judged_afterwards": True,
-        "keys_unread": "the run's harness ended before it judged; its Redis was not read",
-        "started": min((op.invoke for op in ops), default=0.0),
-    }
-    verdict.write(run_dir)
-    return verdict
 
 
 def serve_until_stopped(system: System) -> tuple[Path, LoadRecord]:
@@ -380,35 +332,6 @@ def progress(run_dir: Path, elapsed: float) -> str:
     return f"{elapsed:5.0f} s: {decided:,} decisions; " + (
         "; ".join(found) or "no violation so far"
     )
-
-
-def leftover_keys(
-    server: RedisServer, cluster: bool, tag: str, rules: Rules
-) -> dict[str, dict[str, float]]:
-    """Each rule's keys in Redis after the run, with their TTLs in seconds (-1: none): those of
-    its ``keys`` glob, else those naming this run's tag (the harness's app names them so); a
-    service's lone rule on a Redis the harness started owns every key there. A Redis the
-    harness was given is never read beyond these."""
-    lone = len(rules.rules) == 1 and server.how != "url"  # a lone rule on a Redis of our own
-    found = {rule.name: key_glob(rule, tag, lone) for rule in rules.all}
-    globs = {name: glob for name, glob in found.items() if glob}
-    if server.how == NO_REDIS or not globs:
-        return {}
-    url = server.url
-    client: Any = redis.RedisCluster.from_url(url) if cluster else redis.Redis.from_url(url)
-    try:
-        return {name: key_ttls(client, glob) for name, glob in globs.items()}
-    finally:
-        client.close()
-
-
-def key_glob(rule: Rule, tag: str, lone: bool) -> str | None:
-    """Which keys are ``rule``'s (see ``leftover_keys``); None: none can be told."""
-    if rule.keys:
-        return rule.keys
-    if rule.limiter != SERVICE:
-        return f"*{tag}:{rule.name}:*"
-    return "*" if lone else None
 
 
 def live_judge(run_dir: Path) -> Process:

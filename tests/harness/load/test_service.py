@@ -16,6 +16,7 @@ import pytest
 from harness.cli import main
 from harness.history.loads import LoadRecord
 from harness.load import run
+from harness.load.redis_of_run import NO_REDIS, redis_for
 from harness.load.rules import load_rules
 from harness.load.service import Service
 from harness.provision import RedisServer
@@ -100,8 +101,8 @@ def running_service(redis_server: RedisServer) -> Iterator[str]:
 
 @pytest.mark.slow
 def test_a_target_already_running_is_judged_from_its_clients_alone(running_service: str) -> None:
-    no_redis = run.redis_for(None, None, False, Service(targets=(running_service,)))
-    assert no_redis.how == run.NO_REDIS
+    no_redis = redis_for(None, None, False, Service(targets=(running_service,)))
+    assert no_redis.how == NO_REDIS
     run_dir, verdict = served(no_redis, Service(targets=(running_service,)))
     (api,) = verdict.rules
     assert verdict.valid
