@@ -26,6 +26,7 @@ from harness.rundir import never_judged_load, rejudge
 from harness.terminate import exit_on_sigterm, pause
 from limiters import CATALOGUE, Policy, PolicyError, ProgramError, UnknownLimiter, resolve
 from limiters.plugin import PluginError
+from limiters.program import EXEC
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -70,7 +71,7 @@ def parser() -> argparse.ArgumentParser:
     catalogue.set_defaults(run=lambda _: print(listing.catalogue()) or 0)
 
     probe = commands.add_parser("probe", help="send requests through one limiter, one at a time")
-    probe.add_argument("--limiter", required=True, help="catalogue name or module:attribute")
+    add_limiter_option(probe)
     probe.add_argument("--policy", help="policy spec (default: the catalogue's example)")
     probe.add_argument("--requests", type=int, default=10, help="how many (default 10)")
     probe.add_argument("--interval", type=float, default=0.0, help="seconds between requests")
@@ -134,9 +135,24 @@ def parser() -> argparse.ArgumentParser:
     return top
 
 
+def add_limiter_option(command: argparse.ArgumentParser) -> None:
+    """``--limiter NAME``, or ``--exec COMMAND`` for ``--limiter exec:COMMAND``."""
+    which = command.add_mutually_exclusive_group(required=True)
+    which.add_argument(
+        "--limiter", help="catalogue name, module:attribute, or exec:COMMAND (a program)"
+    )
+    which.add_argument(
+        "--exec",
+        dest="limiter",
+        type=lambda command: EXEC + command,
+        metavar="COMMAND",
+        help="a limiter that is a program on the line protocol, in any language",
+    )
+
+
 def add_race_command(commands: Any) -> None:
     race = commands.add_parser("race", help="search schedules for a race, shrink and save it")
-    race.add_argument("--limiter", required=True, help="catalogue name or module:attribute")
+    add_limiter_option(race)
     race.add_argument("--policy", help="policy spec (default: a small one of the limiter's kind)")
     race.add_argument("--instances", type=int, default=2, help="app instances (default 2)")
     race.add_argument(

@@ -91,19 +91,31 @@ def redis_url(race_redis_server: RedisServer) -> str:
 def race(race_redis_server: RedisServer, pytestconfig: pytest.Config) -> Callable[..., RaceResult]:
     """``race(limiter, policy, *, instances=2, max_examples=None, seed=None, nemesis=None,
     max_skew=None, flaw=None, judge_by=None, allow_unscheduled=False)``: ``limiter`` is a
-    catalogue name, a ``module:attribute`` or a factory ``factory(client, policy)`` (``async
-    def`` too); ``nemesis`` the faults a schedule may draw (some of ``crash``, ``stall``,
-    ``skew``; default all, ``"none"`` or ``()`` none: interleavings and time passing between
-    requests only); ``max_skew`` the largest clock skew in seconds; ``flaw`` a violation kind to
-    search for (any, by default); ``judge_by`` a policy to judge by instead of ``policy``;
-    ``allow_unscheduled`` judges a limiter even though Redis ran commands of it by a client the
-    explorer cannot see (as ``race --allow-unscheduled``; else that raises ``Unscheduled``)."""
+    catalogue name, a ``module:attribute``, ``exec:COMMAND`` or a factory ``factory(client,
+    policy)`` (``async def`` too); ``race(exec=COMMAND, policy=...)`` races a program (any
+    language, on the line protocol); ``nemesis`` the faults a schedule may draw (some of
+    ``crash``, ``stall``, ``skew``; default all, ``"none"`` or ``()`` none: interleavings and
+    time passing between requests only); ``max_skew`` the largest clock skew in seconds;
+    ``flaw`` a violation kind to search for (any, by default); ``judge_by`` a policy to judge by
+    instead of ``policy``; ``allow_unscheduled`` judges a limiter even though Redis ran commands
+    of it by a client the explorer cannot see (as ``race --allow-unscheduled``; else that raises
+    ``Unscheduled``)."""
     profile = pytestconfig.getoption("race_profile")
     seed = pytestconfig.getoption("race_seed")
 
-    def run(limiter: str | Callable[..., Any], policy: str, **options: Any) -> RaceResult:
+    def run(
+        limiter: str | Callable[..., Any] | None = None,
+        policy: str | None = None,
+        *,
+        exec: str | None = None,  # race(exec="node my_limiter.js", policy=...)
+        **options: Any,
+    ) -> RaceResult:
+        if (limiter is None) == (exec is None) or policy is None:
+            raise TypeError("race(limiter, policy) or race(exec=COMMAND, policy=SPEC)")
         options.setdefault("seed", seed)  # --race-seed, unless the test gives its own
-        return _race(race_redis_server, limiter, policy, profile=profile, **options)
+        named = limiter if exec is None else f"exec:{exec}"
+        assert named is not None
+        return _race(race_redis_server, named, policy, profile=profile, **options)
 
     return run
 

@@ -93,3 +93,12 @@ def test_a_program_is_raced_by_its_exec_name(race: Callable[..., RaceResult]) ->
     result = race(f"exec:{sys.executable} {program}", FIXED, nemesis="none", max_examples=50)
     assert result.flaws == {"over-admission"}  # the first find: both instances GET nil
     assert "GET ratelimit:{user:1}:get-set -> nil" in result.trace
+
+
+@pytest.mark.integration
+def test_a_program_is_raced_by_its_command(race: Callable[..., RaceResult]) -> None:
+    program = Path(__file__).parents[1] / "limiters" / "programs" / "get_set.py"
+    result = race(exec=f"{sys.executable} {program}", policy=FIXED, nemesis="none", max_examples=50)
+    assert result.flaws == {"over-admission"}
+    with pytest.raises(TypeError, match="race\\(exec=COMMAND, policy=SPEC\\)"):
+        race("naive-get-set", FIXED, exec="node x.js")

@@ -280,3 +280,11 @@ def test_a_spares_connections_to_redis_are_not_counted_unseen(virtual_server: Re
         admin.close()
     assert result.unseen is not None
     assert result.unseen.commands == 0, result.unseen.first
+
+
+def test_race_exec_is_limiter_exec(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    command = f"{sys.executable} {PROGRAMS / 'get_set.py'}"
+    args = ["race", "--exec", command, "--policy", str(FIXED), "--nemesis", "none"]
+    trace = str(tmp_path / "trace.json")
+    assert main([*args, "--max-examples", "50", "--seed", "1", "--trace", trace]) == 1
+    assert f"exec:{command} with {FIXED}: over-admission" in capsys.readouterr().out
