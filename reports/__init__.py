@@ -31,7 +31,7 @@ def read(source: Path) -> RaceTest | Race | LoadRun:
     kind = _kind(source)
     if kind == "race":
         return read_race(source)
-    if kind == "load":
+    if kind in ("load", "serve"):  # serve: the same system, under another load generator
         return read_load(source)
     if kind == "race-test":
         return read_race_test(source)

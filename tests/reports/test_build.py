@@ -92,3 +92,10 @@ def test_each_run_directory_read_here_is_judged_again_as_it_was_recorded(
     again = rejudge(request.getfixturevalue(source))
     assert again
     assert all(r.same for r in again), [r.name for r in again if not r.same]
+
+
+def test_a_serve_run_is_reported_as_a_load_run(load_dir: Path, tmp_path: Path) -> None:
+    manifest = load_dir / "manifest.json"
+    manifest.write_text(manifest.read_text().replace('"load"', '"serve"'))
+    names = {p.name for p in build(load_dir, tmp_path)}
+    assert {"summary.md", "report.html", "admissions-api.png"} <= names
