@@ -39,6 +39,8 @@ def load(args: argparse.Namespace) -> int:
         raise LoadError(f"--users must be 1..{MAX_USERS} and --spawn-rate 0..{MAX_USERS}")
     if args.duration is not None and not 0 < args.duration <= MAX_DURATION:
         raise LoadError(f"--duration must be 0..{MAX_DURATION} seconds")
+    if args.duration is not None and not float(args.duration).is_integer():
+        raise LoadError(f"--duration is whole seconds (Locust's run time), not {args.duration:g}")
     if not 1 <= args.processes <= 64 or not 1 <= args.web_port <= 65535:
         raise LoadError("--processes must be 1..64 and --web-port 1..65535")
     if args.constant_rate < 0:

@@ -110,6 +110,7 @@ def _get(url: str, api_key: str) -> tuple[int, dict[str, str]]:
             "enforces",
         ),
         (["--users", "0"], "--users must be"),
+        (["--duration", "2.5"], "--duration is whole seconds"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

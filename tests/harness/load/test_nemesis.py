@@ -216,15 +216,20 @@ def runs_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_run_that_meets_a_fault_ends_with_its_verdict(fault: str) -> None:
     with start_embedded() as server:
         rules = default_rules().with_default("fixed-window-lua", None)
-        swarm = run.Swarm(run.locustfile_path("burst"), users=20, spawn_rate=20, duration=6)
-        faults = run.Faults(parse_nemesis(fault), Schedule(2.0, 1.0))
+        swarm = run.Swarm(run.locustfile_path("burst"), users=20, spawn_rate=20, duration=5)
+        faults = run.Faults(parse_nemesis(fault), Schedule(1.5, 0.6))
         asked = faults.faults
         system = run.System(
             rules, server, 2, own_clocks=needs(asked, "clocks"), proxied=needs(asked, "proxy")
         )
         run_dir, verdict = run.run_load(system, swarm, faults)
     (api,) = [r for r in verdict.rules if r.name == "api"]
-    assert verdict.valid, api.found  # a correct limiter stays correct through the fault
+    if fault in ("kill-redis", "restart-redis"):
+        # Redis back empty mid-window: a correct limiter admits that window's budget again, and
+        # its Remaining promised too much; the verdict says so, and nothing else
+        assert api.found <= {"over-admission", "remaining-broken-promise"}
+    else:
+        assert verdict.valid, api.found  # a correct limiter stays correct through the fault
     assert verdict.setup["keys_unread"] is None  # Redis was back for the final verdict
     marked = verdict.faults
     assert marked
