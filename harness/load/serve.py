@@ -194,20 +194,32 @@ def _popen(command: list[str], out: IO[bytes], env: dict[str, str]) -> subproces
 
 
 def _wait_ready(process: Process) -> None:
+    def healthy() -> bool:
+        with urllib.request.urlopen(f"{process.url}/healthz", timeout=1) as answer:
+            return bool(answer.status == 200)
+
+    wait_until(process, healthy, "answer /healthz")
+
+
+def wait_until(process: Process, ready: Callable[[], bool], doing: str) -> None:
+    """Return once ``ready()`` says so (an OSError from it: not yet); ServeError, with the log's
+    last lines, if the process exits first or ``READY_TIMEOUT`` seconds pass (``doing``: what
+    it was waited for, for the message)."""
     deadline = time.monotonic() + READY_TIMEOUT
     while True:
         if not process.alive():
             raise ServeError(
-                f"{process.name} exited with {process.popen.returncode}: {process.tail()}"
+                f"{process.name} exited with {process.popen.returncode} before it would "
+                f"{doing}: {process.tail() or 'no output'}"
             )
         try:
-            with urllib.request.urlopen(f"{process.url}/healthz", timeout=1) as answer:
-                if answer.status == 200:
-                    return
-        except (urllib.error.URLError, OSError):
+            if ready():
+                return
+        except OSError:  # urllib's URLError too
             pass
         if time.monotonic() > deadline:
             raise ServeError(
-                f"{process.name} did not answer in {READY_TIMEOUT:.0f} s: {process.tail()}"
+                f"{process.name} did not {doing} in {READY_TIMEOUT:.0f} s: "
+                f"{process.tail() or 'no output'}"
             )
         time.sleep(0.1)

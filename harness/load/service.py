@@ -5,7 +5,7 @@ Each copy started is its own OS process (group) with the harness's environment p
 protocol's (``limiters.program.program_env``: ``REDIS_URL``, ``RATELIMIT_POLICY``,
 ``RATELIMIT_INSTANCE``) and ``PORT``, the loopback port it must serve HTTP on; its output goes to
 ``RUN_DIR/logs/app-N.log``. It is ready once that port takes a connection (bounded: a copy that
-exits first, or is still not listening after ``READY_TIMEOUT`` seconds, fails the run with its
+exits first, or is still not listening after ``serve.READY_TIMEOUT`` seconds, fails the run with its
 log's last lines).
 
 The service decides; the harness sees only what its clients saw (the status, 2xx or 429, and the
@@ -17,16 +17,13 @@ from __future__ import annotations
 
 import shlex
 import socket
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 from harness.load.instance_clocks import InstanceClocks
-from harness.load.serve import Fleet, Process, ServeError, spawn
+from harness.load.serve import Fleet, Process, ServeError, spawn, wait_until
 from harness.provision.base import free_port
 from limiters.program import program_env
-
-READY_TIMEOUT = 30.0
 
 
 @dataclass(frozen=True)
@@ -81,21 +78,9 @@ def start_service(
 
 def _wait_listening(process: Process, host: str) -> None:
     port = int(process.url.rsplit(":", 1)[1])
-    deadline = time.monotonic() + READY_TIMEOUT
-    while True:
-        if not process.alive():
-            raise ServeError(
-                f"{process.name} exited with {process.popen.returncode} before it listened on "
-                f"port {port}: {process.tail() or 'no output'}"
-            )
-        try:
-            with socket.create_connection((host, port), timeout=1):
-                return
-        except OSError:
-            pass
-        if time.monotonic() > deadline:
-            raise ServeError(
-                f"{process.name} did not listen on $PORT ({port}) in {READY_TIMEOUT:.0f} s: "
-                f"{process.tail() or 'no output'}"
-            )
-        time.sleep(0.1)
+
+    def listening() -> bool:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+
+    wait_until(process, listening, f"listen on $PORT ({port})")
