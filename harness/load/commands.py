@@ -6,7 +6,6 @@ import argparse
 import json
 import os
 import sys
-from dataclasses import replace
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -67,13 +66,7 @@ def load(args: argparse.Namespace) -> int:
     check_victims(faults.faults, ours=ours, cluster=args.cluster, instances=starts)
     replicas = needs(faults.faults, "cluster")
     with redis_for(args.redis, args.redis_url, args.cluster, service, replicas=replicas) as server:
-        asked = faults.faults
-        system = replace(
-            _system(rules, server, args, service),
-            own_clocks=needs(asked, "clocks"),
-            proxied=needs(asked, "proxy"),
-        )
-        run_dir, verdict = run_load(system, swarm, faults)
+        run_dir, verdict = run_load(_system(rules, server, args, service), swarm, faults)
     written = write_report([run_dir])
     print(shown_in_terminal(run_dir))
     print(f"run directory: {run_dir}")

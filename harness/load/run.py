@@ -38,7 +38,7 @@ from harness.load import ENV
 from harness.load.fault_proxy import FaultProxy
 from harness.load.instance_clocks import InstanceClocks
 from harness.load.judge import judge
-from harness.load.nemesis import LoadFault, Nemesis, Schedule, Victims
+from harness.load.nemesis import LoadFault, Nemesis, Schedule, Victims, needs
 from harness.load.redis_of_run import leftover_keys
 from harness.load.rules import DEFAULT_RULE, Rules
 from harness.load.serve import Fleet, Process, spawn, start_fleet
@@ -122,8 +122,6 @@ class System:
     cluster: bool = False
     host: str = "127.0.0.1"
     service: Service | None = None  # a service of the user's own; None: the harness's app
-    own_clocks: bool = False  # each instance on a clock of its own (for a skew fault)
-    proxied: bool = False  # the instances reach Redis through a fault proxy (network faults)
 
     @property
     def limited_by(self) -> str:
@@ -133,19 +131,23 @@ class System:
 
 
 @contextlib.contextmanager
-def running(system: System, command: str) -> Iterator[tuple[Path, str, Fleet]]:
+def running(
+    system: System, command: str, faults: Faults = NO_FAULTS
+) -> Iterator[tuple[Path, str, Fleet]]:
     """A new run directory, and the system under test and its live judge running into it
-    (stopped when the block ends): the directory, the run's key tag and the instances."""
+    (stopped when the block ends): the directory, the run's key tag and the instances, built
+    for what ``faults`` will do to them (through a fault proxy, on clocks of their own)."""
     run_dir = new_run_dir(command)
     tag = secrets.token_hex(4)
     with contextlib.ExitStack() as stack:
         url, proxy = system.server.url, None
-        if system.proxied:
+        if needs(faults.faults, "proxy"):
             log = run_dir / "logs" / "fault-proxy.log"
             log.parent.mkdir(parents=True, exist_ok=True)
             proxy = stack.enter_context(FaultProxy.for_url(url, log=log))
             url = proxy.url_for(url)
-        fleet = stack.enter_context(_fleet(system, run_dir, tag, url))
+        clocks = InstanceClocks(run_dir) if needs(faults.faults, "clocks") else None
+        fleet = stack.enter_context(_fleet(system, run_dir, tag, url, clocks))
         fleet.redis_proxy = proxy
         live = live_judge(run_dir)
         try:
@@ -155,9 +157,11 @@ def running(system: System, command: str) -> Iterator[tuple[Path, str, Fleet]]:
             live.stop()
 
 
-def _fleet(system: System, run_dir: Path, tag: str, redis_url: str) -> Fleet:
-    """The instances, on ``redis_url`` (Redis', or a fault proxy's in front of it)."""
-    clocks = InstanceClocks(run_dir) if system.own_clocks else None
+def _fleet(
+    system: System, run_dir: Path, tag: str, redis_url: str, clocks: InstanceClocks | None
+) -> Fleet:
+    """The instances, on ``redis_url`` (Redis', or a fault proxy's in front of it), each on
+    its own clock of ``clocks`` if given."""
     if system.service is None:
         return start_fleet(
             run_dir,
@@ -231,7 +235,7 @@ def finish(
 def run_load(system: System, swarm: Swarm, faults: Faults = NO_FAULTS) -> tuple[Path, LoadRecord]:
     """One whole load run; its run directory and verdict."""
     began = time.time()
-    with running(system, "load") as (run_dir, tag, fleet):
+    with running(system, "load", faults) as (run_dir, tag, fleet):
         victims = Victims(system.server, fleet)
         with Nemesis(faults.faults, victims, faults.schedule, run_dir):
             _run_locust(swarm, fleet, system.rules, run_dir)

@@ -24,7 +24,6 @@ from harness.load.nemesis import (
     Schedule,
     Victims,
     check_victims,
-    needs,
     parse_nemesis,
 )
 from harness.load.rules import default_rules
@@ -218,11 +217,7 @@ def test_a_run_that_meets_a_fault_ends_with_its_verdict(fault: str) -> None:
         rules = default_rules().with_default("fixed-window-lua", None)
         swarm = run.Swarm(run.locustfile_path("burst"), users=20, spawn_rate=20, duration=5)
         faults = run.Faults(parse_nemesis(fault), Schedule(1.5, 0.6))
-        asked = faults.faults
-        system = run.System(
-            rules, server, 2, own_clocks=needs(asked, "clocks"), proxied=needs(asked, "proxy")
-        )
-        run_dir, verdict = run.run_load(system, swarm, faults)
+        run_dir, verdict = run.run_load(run.System(rules, server, 2), swarm, faults)
     (api,) = [r for r in verdict.rules if r.name == "api"]
     if fault in ("kill-redis", "restart-redis"):
         # Redis back empty mid-window: a correct limiter admits that window's budget again, and
