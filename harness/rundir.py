@@ -114,7 +114,8 @@ def rejudge(directory: Path) -> list[Rejudged]:
             ttls = read_snapshot(keys) if keys.exists() else None
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise RunDirError(f"{directory}: {name}: {error}") from None
-        found.append(Rejudged(name, check(history, policy, ttls), recorded))
+        unjudged = recorded.get("unjudged")
+        found.append(Rejudged(name, check(history, policy, ttls, unjudged=unjudged), recorded))
     return found
 
 

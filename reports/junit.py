@@ -20,7 +20,9 @@ def write(path: Path, report: Report) -> Path:
             element = ET.SubElement(
                 suite, "testcase", classname=name, name=case.name, time=f"{case.seconds:.3f}"
             )
-            if case.failure is not None:
+            if case.skipped is not None:
+                ET.SubElement(element, "skipped", message=case.skipped)
+            elif case.failure is not None:
                 failure = ET.SubElement(element, "failure", message=case.failure, type="verdict")
                 failure.text = case.text
             elif case.text:
@@ -36,5 +38,5 @@ def _count(element: ET.Element, cases: list[Case]) -> None:
     element.set("tests", str(len(cases)))
     element.set("failures", str(sum(c.failure is not None for c in cases)))
     element.set("errors", "0")
-    element.set("skipped", "0")
+    element.set("skipped", str(sum(c.skipped is not None for c in cases)))
     element.set("time", f"{sum(c.seconds for c in cases):.3f}")

@@ -44,6 +44,7 @@ class Case:
     failure: str | None = None  # the message; None when it passed
     text: str = ""  # the evidence: a trace or witnesses
     seconds: float = 0.0
+    skipped: str | None = None  # why it could not be judged; None when it was
 
 
 @dataclass(frozen=True)
@@ -299,6 +300,7 @@ def load_footer(run: LoadRun) -> list[str]:
                 f"{r.name}: {r.limiter} failed (the first time: {r.first_error}); each such "
                 "request is unknown, 503 to its client."
             )
+        notes.extend(f"{r.name}: {kind} not judged: {why}." for kind, why in r.unjudged.items())
     notes += fault_notes(run)
     for r in run.rules:
         for side, verdict in r.sides:
@@ -374,6 +376,9 @@ def _rule_cases(rule: RuleRecord) -> list[Case]:
         ]
         failure = f"{rule.count(kind)} {kind} ({rule.judged_by})" if found else None
         cases.append(Case(suite, f"{rule.name}[{kind}]", failure, "\n".join(found)))
+    cases += [
+        Case(suite, f"{rule.name}[{kind}]", skipped=why) for kind, why in rule.unjudged.items()
+    ]
     lies = "\n".join(
         f"{kind} x{n}: {rule.header_lie_examples.get(kind, '')}"
         for kind, n in rule.header_lies.items()

@@ -55,19 +55,25 @@ PARTS: tuple[Part, ...] = (
 
 
 def check(
-    history: Sequence[Operation], policy: Policy, ttls: Mapping[str, float] | None = None
+    history: Sequence[Operation],
+    policy: Policy,
+    ttls: Mapping[str, float] | None = None,
+    *,
+    unjudged: Mapping[str, str] | None = None,
 ) -> Verdict:
     """Judge ``history`` against ``policy``; ``ttls`` is the run's final key snapshot
     (key -> TTL in seconds, -1 for none), when there is one: without one, no key is judged
-    (the verdict does not name ``immortal-key`` as checked)."""
-    parts = [part for part in PARTS if part.judges(policy)]
+    (the verdict does not name ``immortal-key`` as checked). ``unjudged`` names kinds the run
+    cannot support, each with why: they are not judged, and the verdict says why."""
+    unjudged = dict(unjudged or {})
+    parts = [part for part in PARTS if part.judges(policy) and part.kind not in unjudged]
     if ttls is None:
         parts = [part for part in parts if part.kind != "immortal-key"]
     if all(part.policies is None for part in parts):
         raise PolicyError(f"no checker judges {policy.kind} policies")
     evidence = Evidence(history, ttls or {})
     checked = list(dict.fromkeys(part.kind for part in parts))
-    verdict = Verdict(str(policy), len(history), checked=checked)
+    verdict = Verdict(str(policy), len(history), checked=checked, unjudged=unjudged)
     verdict.metrics = describe(evidence.columns)
     for part in parts:
         found = part.find(evidence, policy)

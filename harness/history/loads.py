@@ -72,6 +72,11 @@ class RuleRecord:
         found = [v.kind for v in self.server.violations + self.client.violations]
         return list(dict.fromkeys(checked + sorted(found)))
 
+    @property
+    def unjudged(self) -> dict[str, str]:
+        """The kinds its verdicts could not judge, and why."""
+        return self.server.unjudged | self.client.unjudged
+
     def count(self, kind: str) -> int:
         """Violations of a kind: as the instances' history shows them, else the clients'."""
         return self.server.count(kind) or self.client.count(kind)

@@ -10,8 +10,10 @@ each with witnesses a person can read. Written by the runs, read back (``Verdict
          "operations": [{"process": "app-0", "key": "user:1", "invoke": 0.0, ...}, ...]}]}],
      "inconclusive": [...witnesses...], "metrics": {...}}
 
-A witness's operations are history records (``harness.history.jsonl``), at most
-``MAX_WITNESSES`` witnesses a kind are kept; ``count`` covers them all.
+A kind the run could not support is not judged, and ``"unjudged"`` says why (``{kind: why}``,
+absent when every kind could be). A witness's operations are history records
+(``harness.history.jsonl``), at most ``MAX_WITNESSES`` witnesses a kind are kept; ``count``
+covers them all.
 """
 
 from __future__ import annotations
@@ -96,6 +98,7 @@ class Verdict:
     inconclusive: list[Witness] = field(default_factory=list)  # spans the search gave up on
     metrics: dict[str, Any] = field(default_factory=dict)
     checked: list[str] = field(default_factory=list)  # the kinds judged, in the verdict's order
+    unjudged: dict[str, str] = field(default_factory=dict)  # kinds the run could not support: why
 
     @property
     def valid(self) -> bool:
@@ -132,7 +135,7 @@ class Verdict:
             "violations": [v.to_json() for v in self.violations],
             "inconclusive": [w.to_json() for w in self.inconclusive[:MAX_WITNESSES]],
             "metrics": self.metrics,
-        }
+        } | ({"unjudged": self.unjudged} if self.unjudged else {})
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Verdict:
@@ -144,4 +147,5 @@ class Verdict:
             inconclusive=[Witness.from_json(w) for w in data["inconclusive"]],
             metrics=dict(data["metrics"]),
             checked=[str(kind) for kind in data["checked"]],
+            unjudged={str(k): str(why) for k, why in data.get("unjudged", {}).items()},
         )

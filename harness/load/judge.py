@@ -11,6 +11,11 @@ in ``RUN_DIR/history`` so ``python -m harness check`` can judge it again.
 
 A service of the user's own (``harness.load.service``) keeps no journal: what its clients saw
 is its decisions, judged once, with the keys it left.
+
+Keys of a rule already in Redis as the run starts (``KEYS_BEFORE``: an earlier run's, or another
+program's) hold counts the judge never saw: a rejection they caused would look wrongful, so the
+rule's rejections are not judged (the verdict says why), and a key that was already without a
+TTL is not this run's immortal key.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from harness.load.promises import broken_promises, read_promises
 from harness.load.rules import Rule, Rules, rules_from_json
 from harness.rundir import keep_judged
 
+KEYS_BEFORE = "keys-before.json"  # {rule: {key: TTL in s, -1 none}}, as the run started
+
 
 class UnjudgedRunError(HarnessError):
     """A run directory that holds too little to be judged: says what is missing."""
@@ -48,6 +55,7 @@ def judge(
     history_dir = run_dir / "history"
     history_dir.mkdir(exist_ok=True)
     faults = read_faults(run_dir)
+    before, cannot = _keys_before(run_dir), unjudged_kinds(run_dir)
     verdicts = []
     for rule in rules.all:
         client = merge_journals(journal_paths(run_dir, "client", rule.name))
@@ -56,8 +64,14 @@ def judge(
             continue
         write_history(history_dir / f"{rule.name}.client.jsonl", client)
         policy = rule.judge_policy
-        server_verdict = check(server, policy, ttls.get(rule.name))
-        client_verdict = server_verdict if rules.served else check(client, policy)
+        there, unjudged = before.get(rule.name, {}), cannot.get(rule.name)
+        left = ttls.get(rule.name)
+        if left is not None:  # a key immortal before the run is not the run's immortal key
+            left = {key: ttl for key, ttl in left.items() if there.get(key) != -1}
+        server_verdict = check(server, policy, left, unjudged=unjudged)
+        client_verdict = (
+            server_verdict if rules.served else check(client, policy, unjudged=unjudged)
+        )
         found = effects(client or server, server, faults, rule.on_error)
         for fault, effect in zip(faults, found, strict=True):
             fault.effects[rule.name] = effect
@@ -66,7 +80,7 @@ def judge(
             f"history/{rule.name}",
             policy=policy,
             history=server,
-            ttls=ttls.get(rule.name),
+            ttls=left,
             verdict=server_verdict,
         )
         lies = dict(seen["lies"].get(rule.name, {}))
@@ -120,6 +134,28 @@ def judge_afterwards(run_dir: Path) -> LoadRecord:
     }
     verdict.write(run_dir)
     return verdict
+
+
+def keep_keys_before(run_dir: Path, found: dict[str, dict[str, float]]) -> None:
+    """Keep each rule's keys already in Redis as the run starts (``KEYS_BEFORE``)."""
+    there = {rule: keys for rule, keys in found.items() if keys}
+    (run_dir / KEYS_BEFORE).write_text(json.dumps(there, sort_keys=True))
+
+
+def unjudged_kinds(run_dir: Path) -> dict[str, dict[str, str]]:
+    """Per rule, the kinds of violation its verdicts cannot judge, and why (``KEYS_BEFORE``)."""
+    return {
+        rule: {
+            "wrongful-rejection": f"{len(keys):,} of its keys were in Redis before the run "
+            f"(such as {min(keys)}): what they had counted is unknown"
+        }
+        for rule, keys in _keys_before(run_dir).items()
+    }
+
+
+def _keys_before(run_dir: Path) -> dict[str, dict[str, float]]:
+    path = run_dir / KEYS_BEFORE
+    return dict(json.loads(path.read_text())) if path.exists() else {}
 
 
 def _server_history(run_dir: Path, rule: Rule) -> list[Operation]:

@@ -47,6 +47,7 @@ from harness.history.errors import InvalidRecord
 from harness.history.journal import Completed, event_from_record
 from harness.history.jsonl import operation_from_record
 from harness.history.loads import OUTBOUND
+from harness.load.judge import unjudged_kinds
 from harness.load.promises import Promise, broken_promises
 from harness.load.rules import Rule, Rules, rules_from_json
 
@@ -132,6 +133,7 @@ class LiveJudge:
         self.promises = Path(run_dir) / "promises"
         self.arrivals = None if rules.served else Path(run_dir) / "provider.jsonl"
         self.rules = {rule.name: RuleState(rule) for rule in rules.all}
+        self.unjudged = unjudged_kinds(Path(run_dir))  # the final verdict's, by the same rule
         self.interval = interval
         self.clock = clock
         self.settle = settle
@@ -219,7 +221,7 @@ class LiveJudge:
         before = sorted((s for s in entry.seen if s.invoke < horizon), key=_merge_order)
         history = [op for op in (s.as_of(horizon) for s in before) if op is not None]
         policy = state.rule.judge_policy
-        verdict = check(history, policy)
+        verdict = check(history, policy, unjudged=self.unjudged.get(state.rule.name))
         entry.judged = history
         entry.found = {v.kind: v.count for v in verdict.violations if v.kind in KINDS}
         entry.witness = {v.kind: v.witnesses[0].detail for v in verdict.violations if v.witnesses}
@@ -244,7 +246,11 @@ class LiveJudge:
                     in_flight += 1
                 else:
                     outcomes[op.outcome] += 1
-        found = {kind: sum(e.found.get(kind, 0) for e in keys) for kind in KINDS}
+        unjudged = self.unjudged.get(state.rule.name, {})
+        found = {  # None: not judged (the final verdict says why)
+            kind: None if kind in unjudged else sum(e.found.get(kind, 0) for e in keys)
+            for kind in KINDS
+        }
         witness = next((w for e in keys for w in e.witness.values()), "")
         return {
             "rule": state.rule.name,

@@ -1,5 +1,6 @@
-"""A load run's Redis: which one (given, started, or none for targets of their own), and the
-keys the run left in it, with their TTLs, for the final verdict."""
+"""A load run's Redis: which one (given, started, or none for targets of their own), and each
+rule's keys in it, with their TTLs: those already there as the run starts (state the judge
+cannot see), and those the run left, for the final verdict."""
 
 from __future__ import annotations
 
@@ -33,10 +34,10 @@ def redis_for(
     return provision(how, url)
 
 
-def leftover_keys(
+def rule_keys(
     server: RedisServer, cluster: bool, tag: str, rules: Rules
 ) -> dict[str, dict[str, float]]:
-    """Each rule's keys in Redis after the run, with their TTLs in seconds (-1: none): those of
+    """Each rule's keys in Redis now, with their TTLs in seconds (-1: none): those of
     its ``keys`` glob, else those naming this run's tag (the harness's app names them so); a
     service's lone rule on a Redis the harness started owns every key there. A Redis the
     harness was given is never read beyond these."""
@@ -54,7 +55,7 @@ def leftover_keys(
 
 
 def key_glob(rule: Rule, tag: str, lone: bool) -> str | None:
-    """Which keys are ``rule``'s (see ``leftover_keys``); None: none can be told."""
+    """Which keys are ``rule``'s (see ``rule_keys``); None: none can be told."""
     if rule.keys:
         return rule.keys
     if rule.limiter != SERVICE:

@@ -37,9 +37,9 @@ from harness.history.loads import LoadRecord
 from harness.load import ENV
 from harness.load.fault_proxy import FaultProxy
 from harness.load.instance_clocks import InstanceClocks
-from harness.load.judge import judge
+from harness.load.judge import judge, keep_keys_before, unjudged_kinds
 from harness.load.nemesis import LoadFault, Nemesis, Schedule, Victims, needs
-from harness.load.redis_of_run import leftover_keys
+from harness.load.redis_of_run import rule_keys
 from harness.load.rules import DEFAULT_RULE, Rules
 from harness.load.serve import Fleet, Process, spawn, start_fleet
 from harness.load.service import Service, start_service
@@ -139,6 +139,10 @@ def running(
     for what ``faults`` will do to them (through a fault proxy, on clocks of their own)."""
     run_dir = new_run_dir(command)
     tag = secrets.token_hex(4)
+    keep_keys_before(run_dir, rule_keys(system.server, system.cluster, tag, system.rules))
+    for rule, kinds in unjudged_kinds(run_dir).items():
+        for kind, why in kinds.items():
+            print(f"note: rule {rule}: {why}; {kind} is not judged", file=sys.stderr)
     with contextlib.ExitStack() as stack:
         url, proxy = system.server.url, None
         if needs(faults.faults, "proxy"):
@@ -197,7 +201,7 @@ def finish(
     """Judge a stopped run (the keys it left while its Redis still runs); save the verdict,
     with how the run was set up."""
     try:
-        ttls, unread = leftover_keys(system.server, system.cluster, tag, system.rules), None
+        ttls, unread = rule_keys(system.server, system.cluster, tag, system.rules), None
     except redis.RedisError as error:  # a Redis gone for good: the verdict stands without keys
         ttls, unread = {}, f"{type(error).__name__}: {error}"
     service = system.service

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import secrets
 import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import TracebackType
 from typing import Protocol
 
@@ -64,15 +66,38 @@ class RedisServer:
         self.stop()
 
 
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+LOWEST_PORT = 10240  # where ports are picked from, up to the kernel's ephemeral range
+BUS_OFFSET = 10000  # a cluster node's bus port is its port + this
+_handed_out: set[int] = set()
+
+
 def free_port(*, cluster: bool = False) -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on right now. For a cluster node, the bus
-    port (port + 10000) must exist and be free too."""
-    while True:
+    """A TCP port on 127.0.0.1 that nothing is bound to right now, never the same twice in one
+    process. Picked below the kernel's ephemeral range where there is room: a port the kernel
+    hands out for binding to 0 is one it also hands out as the local end of anyone's outgoing
+    connection, which may take it before the program it was meant for binds it (``Address
+    already in use``). For a cluster node, the bus port (port + 10000) must be free too."""
+    below = _ephemeral_start() - (BUS_OFFSET if cluster else 0)
+    for _ in range(100 if below - LOWEST_PORT >= 1000 else 0):
+        port = LOWEST_PORT + secrets.randbelow(below - LOWEST_PORT)
+        bus_free = not cluster or _bindable(port + BUS_OFFSET)
+        if port not in _handed_out and _bindable(port) and bus_free:
+            _handed_out.add(port)
+            return port
+    while True:  # no room below the range: one of the kernel's, as it gives them out
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
             probe.bind(("127.0.0.1", 0))
             port = int(probe.getsockname()[1])
-        if not cluster or (port + 10000 <= 65535 and _bindable(port + 10000)):
+        if not cluster or (port + BUS_OFFSET <= 65535 and _bindable(port + BUS_OFFSET)):
             return port
+
+
+def _ephemeral_start() -> int:
+    try:
+        return int(EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768  # Linux's default
 
 
 def _bindable(port: int) -> bool:

@@ -21,7 +21,7 @@ import pytest
 import redis
 
 from harness.provision import RedisServer, Unavailable, provision
-from harness.provision.base import free_port
+from harness.provision.base import BUS_OFFSET, EPHEMERAL_RANGE, LOWEST_PORT, free_port
 from harness.provision.cluster import SLOTS
 from harness.provision.container import LABEL, OWNER_LABEL, image_name, sweep_leftovers
 from harness.provision.doctor import diagnose
@@ -222,3 +222,12 @@ def test_doctor_reports_an_unreachable_engine(
     assert not found["container"].usable
     assert found["container"].detail.startswith(f"Docker engine not reachable at {address}")
     assert found["embedded"].usable
+
+
+def test_free_ports_lie_below_the_ephemeral_range_and_are_never_handed_out_twice() -> None:
+    start = int(EPHEMERAL_RANGE.read_text().split()[0])
+    ports = [free_port() for _ in range(50)]
+    nodes = [free_port(cluster=True) for _ in range(20)]
+    assert len(set(ports + nodes)) == 70
+    assert all(LOWEST_PORT <= port < start for port in ports)  # no outgoing connection's end
+    assert all(port >= LOWEST_PORT and port + BUS_OFFSET < start for port in nodes)

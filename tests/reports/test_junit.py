@@ -149,3 +149,24 @@ def test_load_with_a_planted_violation_and_lie(load_dir: Path, tmp_path: Path) -
     texts = [f.text or "" for f in root.iter("failure")]
     assert "planted: it never expires" in texts[1]
     assert "planted: X-RateLimit-Remaining 4" in texts[2]
+
+
+def test_a_kind_the_run_could_not_judge_is_a_skipped_case_with_why(
+    load_dir: Path, tmp_path: Path
+) -> None:
+    path = load_dir / "verdict.json"
+    verdict = json.loads(path.read_text())
+    for side in ("server", "client"):
+        judged = verdict["rules"][0][side]
+        judged["checked"].remove("wrongful-rejection")
+        judged["unjudged"] = {"wrongful-rejection": "planted: 3 of its keys were there before"}
+    path.write_text(json.dumps(verdict))
+    root = _junit(load_dir, tmp_path)
+    _counts_agree(root)
+    (skipped,) = [c for c in root.iter("testcase") if c.find("skipped") is not None]
+    assert skipped.get("name") == "api[wrongful-rejection]"
+    why = skipped.find("skipped")
+    assert why is not None
+    assert "planted: 3 of its keys" in why.get("message", "")
+    assert root.get("skipped") == "1"
+    assert _failing(root) == ["api[over-admission]"]

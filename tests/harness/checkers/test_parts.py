@@ -7,7 +7,7 @@ import pytest
 from harness.checkers import PARTS, Part, check
 from harness.checkers.parts import Evidence
 from harness.checkers.placement import Findings
-from harness.history.verdict import Witness
+from harness.history.verdict import Verdict, Witness
 from limiters.policy import KINDS, Policy
 from tests.harness.checkers.factory import points
 
@@ -40,3 +40,16 @@ def test_two_parts_of_one_kind_make_one_violation(monkeypatch: pytest.MonkeyPatc
     monkeypatch.setattr("harness.checkers.PARTS", (*PARTS, extra))
     verdict = check(points(1.25, 1.5), POLICY)  # one real over-admission, and two more
     assert [(v.kind, v.count) for v in verdict.violations] == [("over-admission", 3)]
+
+
+def test_a_kind_the_run_cannot_support_is_not_judged_and_the_verdict_says_why() -> None:
+    rejected = points(1.0, outcome="rejected")  # wrongful: nothing was admitted before it
+    why = {"wrongful-rejection": "its keys were there before"}
+    verdict = check(rejected, POLICY, unjudged=why)
+    assert verdict.valid
+    assert "wrongful-rejection" not in verdict.checked
+    assert "over-admission" in verdict.checked
+    assert verdict.unjudged == why
+    assert Verdict.from_json(verdict.to_json()).unjudged == why
+    assert "unjudged" not in check(rejected, POLICY).to_json()  # absent when all were judged
+    assert not check(rejected, POLICY).valid

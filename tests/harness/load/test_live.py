@@ -13,6 +13,7 @@ from harness.history import Operation, Outcome, format_operation, merge_journals
 from harness.load import run
 from harness.load.journals import journal_paths
 from harness.load.judge import judge as judge_run
+from harness.load.judge import keep_keys_before
 from harness.load.live import KINDS, SETTLE, LiveJudge
 from harness.load.outbound import QUEUE_KEY
 from harness.load.promises import Promise, PromiseLog
@@ -109,6 +110,17 @@ def test_a_wrongful_rejection_is_counted(tmp_path: Path) -> None:
     found = row(live(tmp_path), "login")
     assert (found["over-admission"], found["wrongful-rejection"]) == (0, 1)
     assert "rejected with at most 1 of 5" in found["witness"]
+
+
+def test_rejections_the_final_verdict_cannot_judge_are_not_counted_live(tmp_path: Path) -> None:
+    keep_keys_before(tmp_path, {"login": {"rl:alice": -1.0}, "api": {}})
+    journal = Journal(tmp_path, "login")
+    journal.decide("alice", ALLOWED, 1)
+    journal.decide("alice", REJECTED, 2)  # wrongful, but for what rl:alice held already
+    judge = live(tmp_path)
+    found = row(judge, "login")
+    assert (found["over-admission"], found["wrongful-rejection"]) == (0, None)
+    assert row(judge, "api")["wrongful-rejection"] == 0  # no keys of its were there
 
 
 def test_operations_in_flight_are_counted_as_in_flight(tmp_path: Path) -> None:

@@ -3,6 +3,7 @@ what its clients saw and the keys it left in Redis."""
 
 from __future__ import annotations
 
+import json
 import os
 import socket
 import subprocess
@@ -12,6 +13,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import redis
 
 from harness.cli import main
 from harness.history.loads import LoadRecord
@@ -22,6 +24,8 @@ from harness.load.service import Service
 from harness.provision import RedisServer
 from harness.provision.base import free_port
 from limiters.js_catalogue import unavailable
+from reports.load import LoadRun
+from reports.tables import load_footer
 
 pytestmark = pytest.mark.integration
 
@@ -36,6 +40,8 @@ def runs_in_tmp(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def served(server: RedisServer, service: Service, instances: int = 2) -> tuple[Path, LoadRecord]:
+    """A run of ``service`` on ``server``; each test using it empties the server first (the
+    ``client`` fixture), or its judge would meet an earlier test's counts."""
     rules = load_rules(None, served=True).with_default(None, POLICY)
     swarm = run.Swarm(run.locustfile_path("burst"), users=20, spawn_rate=20, duration=3)
     return run.run_load(run.System(rules, server, instances, service=service), swarm)
@@ -46,6 +52,7 @@ def python_service(mode: str) -> Service:
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("client")
 def test_each_copy_gets_the_contract_and_a_correct_service_is_clean(
     redis_server: RedisServer,
 ) -> None:
@@ -64,6 +71,7 @@ def test_each_copy_gets_the_contract_and_a_correct_service_is_clean(
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("client")
 def test_a_service_that_leaves_counters_without_a_ttl_shows_its_immortal_keys(
     redis_server: RedisServer,
 ) -> None:
@@ -73,8 +81,30 @@ def test_a_service_that_leaves_counters_without_a_ttl_shows_its_immortal_keys(
     assert api.count("immortal-key") >= 4  # one per API key and window at least
 
 
+@pytest.mark.slow
+def test_counts_already_in_redis_leave_the_rejections_unjudged(
+    redis_server: RedisServer, client: redis.Redis
+) -> None:
+    now = int(time.time())
+    for second in range(now, now + 60):  # every window the run reaches: full, and no TTL
+        client.set(f"svc:team-0:{second}", 1000)
+    run_dir, verdict = served(redis_server, python_service("expiring"))
+    (api,) = verdict.rules
+    assert verdict.valid  # team-0's rejections, every one, would have looked wrongful
+    assert "wrongful-rejection" not in api.checks
+    assert "60 of its keys were in Redis before the run" in api.unjudged["wrongful-rejection"]
+    assert "immortal-key" in api.server.checked  # judged, but not on keys immortal before
+    assert api.client_outcomes["rejected"] > 0
+    assert set(json.loads((run_dir / "keys-before.json").read_text())["api"]) == {
+        f"svc:team-0:{second}" for second in range(now, now + 60)
+    }
+    note = "api: wrongful-rejection not judged: 60 of its keys were in Redis before the run"
+    assert any(line.startswith(note) for line in load_footer(LoadRun(run_dir, verdict)))
+
+
 @pytest.fixture
-def running_service(redis_server: RedisServer) -> Iterator[str]:
+def running_service(redis_server: RedisServer, client: redis.Redis) -> Iterator[str]:
+    """A service on the emptied server: the run reads no Redis, so it could not tell."""
     port = free_port()
     env = os.environ | {
         "PORT": str(port),
@@ -112,6 +142,7 @@ def test_a_target_already_running_is_judged_from_its_clients_alone(running_servi
 
 
 @pytest.mark.slow
+@pytest.mark.usefixtures("client")
 @pytest.mark.parametrize(("limiter", "expected"), [("lua", set()), ("get-set", {"over-admission"})])
 def test_a_node_service_with_a_correct_and_a_broken_limiter(
     redis_server: RedisServer, limiter: str, expected: set[str]
