@@ -3,10 +3,16 @@
 own, so each fault meets counters being made), a fault every ``--every`` seconds lasting
 ``--lasting``. Prints, per fault and limiter: the runs that ended with a verdict, those whose
 clients' requests were all judged (sent = judged), in how many runs each kind of violation was
-found (an immortal key: a counter a fault left without a TTL), and what the fault did (requests
-undecided, per fault on average; the longest time to decide again).
+found (an immortal key: a counter a fault left without a TTL; an over-admission is split by
+whether a fault fell in its window, an emptied Redis forgetting counts, or none did, the
+limiter's own), and what the fault did (requests undecided, per fault on average; the longest
+time to decide again).
 
-    .venv/bin/python bench/load_faults.py --runs 20 --seconds 20 [--faults ...] [--json]
+Each run is a line of ``--record`` (a JSON-lines file, appended as each run ends) and a cell
+already holding ``--runs`` runs of the same settings is not run again: a matrix too long for one
+sitting is filled over several, and a killed bench loses one run at most.
+
+    .venv/bin/python bench/load_faults.py --runs 20 --seconds 20 [--faults ...] [--limiters ...]
 
 ``--json`` ends the output with one JSON line of the figures.
 """
@@ -20,11 +26,17 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-FAULTS = ("kill-redis", "kill-instance", "partition", "skew")
+FAULTS = (
+    *("kill-redis", "restart-redis", "pause-redis", "kill-instance"),
+    *("latency", "partition", "refuse", "skew", "failover"),
+)
 LIMITERS = ("fixed-window-lua", "token-bucket-lua", "fixed-window-incr-expire", "in-memory")
+RECORD = Path(__file__).with_name("load_faults.jsonl")
+SETTINGS = ("seconds", "every", "lasting", "users")
 
 
 def one_run(fault: str, limiter: str, args: argparse.Namespace) -> dict[str, Any]:
@@ -34,19 +46,28 @@ def one_run(fault: str, limiter: str, args: argparse.Namespace) -> dict[str, Any
         command += ["--nemesis-for", str(args.lasting), "--duration", str(args.seconds)]
         command += ["--locustfile", "outage", "--users", str(args.users)]
         command += ["--instances", "3", "--json", out.name]
+        if fault == "failover":  # a shard's replica takes over: a cluster of its own
+            command.append("--cluster")
+        began = time.monotonic()
         code = subprocess.run(command, capture_output=True, check=False).returncode
+        took = round(time.monotonic() - began, 1)
         text = Path(out.name).read_text()
+    run: dict[str, Any] = {"fault": fault, "limiter": limiter, "code": code, "took": took}
+    run |= {name: getattr(args, name) for name in SETTINGS}
     verdict = json.loads(text) if code in (0, 1) and text else None
     if verdict is None:
-        return {"code": code, "verdict": False}
+        return run | {"verdict": False}
     (api,) = [r for r in verdict["rules"] if r["rule"] == "api"]
     effects = [f["effects"]["api"] for f in verdict["faults"] if "api" in f["effects"]]
     recoveries = [e["recovery"] for e in effects if e["recovery"] is not None]
-    return {
-        "code": code,
+    over = sum(v["count"] for v in api["server"]["violations"] if v["kind"] == "over-admission")
+    in_faults = sum(e.get("over_admitted", 0) for e in effects)
+    return run | {
         "verdict": True,
         "whole": verdict["sent"] == verdict["judged"],
         "kinds": sorted({v["kind"] for v in api["server"]["violations"] if v["count"]}),
+        "over_in_faults": min(over, in_faults),
+        "over_own": max(0, over - in_faults),
         "faults": len(verdict["faults"]),
         "undecided": sum(e["undecided"] for e in effects) / max(1, len(effects)),
         "lost": sum(e["lost"] for e in effects),
@@ -54,53 +75,86 @@ def one_run(fault: str, limiter: str, args: argparse.Namespace) -> dict[str, Any
     }
 
 
+def recorded(path: Path) -> Iterator[dict[str, Any]]:
+    """The runs the record holds; a line torn by a killed bench is skipped."""
+    if not path.exists():
+        return
+    for line in path.read_text().splitlines():
+        try:
+            yield json.loads(line)
+        except ValueError:
+            continue
+
+
+def summary(runs: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, Any]:
+    fault, limiter = runs[0]["fault"], runs[0]["limiter"]
+    judged = [r for r in runs if r["verdict"]]
+    found = collections.Counter(kind for r in judged for kind in r["kinds"])
+    recoveries = [r["recovery"] for r in judged if r["recovery"] is not None]
+    return {
+        "measure": "faults under load",
+        "what": f"{fault} / {limiter}",
+        "value": len(judged),
+        "unit": f"of {len(runs)} runs ended with a verdict",
+        "note": f"{args.seconds:g} s each, a fault every {args.every:g} s for "
+        f"{args.lasting:g} s, {args.users} users of the outage pattern",
+        "fault": fault,
+        "limiter": limiter,
+        "runs": len(runs),
+        "whole": sum(1 for r in judged if r["whole"]),
+        "found": dict(found),
+        "over_own_runs": sum(1 for r in judged if r.get("over_own")),
+        "undecided_per_fault": round(sum(r["undecided"] for r in judged) / max(1, len(judged)), 1),
+        "lost": sum(r["lost"] for r in judged),
+        "recovery_max": max(recoveries, default=None),
+    }
+
+
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--runs", type=int, default=20)
-    options.add_argument("--seconds", type=float, default=20)
+    options.add_argument("--seconds", type=int, default=20)
     options.add_argument("--every", type=float, default=2.0)
     options.add_argument("--lasting", type=float, default=0.5)
     options.add_argument("--users", type=int, default=200)
-    options.add_argument("--faults", nargs="*", default=list(FAULTS))
+    options.add_argument("--faults", nargs="*", default=list(FAULTS), choices=FAULTS)
     options.add_argument("--limiters", nargs="*", default=list(LIMITERS))
+    options.add_argument("--record", type=Path, default=RECORD, help="the runs, one a line")
     options.add_argument("--json", action="store_true", help="end with one JSON line")
     args = options.parse_args()
-    rows = []
+    same = {name: getattr(args, name) for name in SETTINGS}
+    cells: dict[tuple[str, str], list[dict[str, Any]]] = collections.defaultdict(list)
+    for run in recorded(args.record):
+        if all(run.get(name) == value for name, value in same.items()):
+            cells[run["fault"], run["limiter"]].append(run)
     print(
         f"{'fault':14} {'limiter':26} verdicts  whole  found (runs)                       "
         "undecided/fault  lost  recovery max"
     )
+    rows = []
     for fault in args.faults:
         for limiter in args.limiters:
-            began = time.perf_counter()
-            runs = [one_run(fault, limiter, args) for _ in range(args.runs)]
-            judged = [r for r in runs if r["verdict"]]
-            found = collections.Counter(kind for r in judged for kind in r["kinds"])
-            recoveries = [r["recovery"] for r in judged if r["recovery"] is not None]
-            row = {
-                "measure": "faults under load",
-                "what": f"{fault} / {limiter}",
-                "value": len(judged),
-                "unit": f"of {args.runs} runs ended with a verdict",
-                "note": f"{args.seconds:g} s each, a fault every {args.every:g} s for "
-                f"{args.lasting:g} s, {args.users} users of the outage pattern",
-                "fault": fault,
-                "limiter": limiter,
-                "runs": args.runs,
-                "whole": sum(1 for r in judged if r["whole"]),
-                "found": dict(found),
-                "undecided_per_fault": round(
-                    sum(r["undecided"] for r in judged) / max(1, len(judged)), 1
-                ),
-                "lost": sum(r["lost"] for r in judged),
-                "recovery_max": max(recoveries, default=None),
-                "seconds": round(time.perf_counter() - began, 1),
-            }
+            runs = cells[fault, limiter]
+            while len(runs) < args.runs:
+                runs.append(one_run(fault, limiter, args))
+                with args.record.open("a") as out:
+                    out.write(json.dumps(runs[-1]) + "\n")
+                done = runs[-1]
+                print(
+                    f"  {fault} / {limiter}: run {len(runs)} of {args.runs}, exit {done['code']} "
+                    f"in {done['took']:g} s",
+                    file=sys.stderr,
+                    flush=True,
+                )
+            row = summary(runs[: args.runs], args)
             rows.append(row)
+            found = row["found"]
             shown = ", ".join(f"{k} {n}" for k, n in sorted(found.items())) or "none"
+            if found.get("over-admission"):
+                shown += f" ({row['over_own_runs']} with none of a fault's)"
             recovery = "-" if row["recovery_max"] is None else f"{row['recovery_max']:.2f} s"
             print(
-                f"{fault:14} {limiter:26} {len(judged):>3}/{args.runs:<4} {row['whole']:>5}  "
+                f"{fault:14} {limiter:26} {row['value']:>3}/{args.runs:<4} {row['whole']:>5}  "
                 f"{shown:34} {row['undecided_per_fault']:>15} {row['lost']:>5}  {recovery}",
                 flush=True,
             )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.history.loads import OUTBOUND, RuleRecord
+from harness.history.loads import OUTBOUND, FaultEffect, RuleRecord
 from harness.history.races import RaceTestRow
 from reports.load import LoadRun
 from reports.race import Race, RaceTest
@@ -342,13 +342,7 @@ def fault_notes(run: LoadRun) -> list[str]:
         lasted = f"{fault.end - fault.start:.1f} s" if fault.end is not None else "to the end"
         on = f" on {fault.detail}" if fault.detail else ""
         effects = "; ".join(
-            f"{name}: {e.requests:,} requests, {e.undecided:,} undecided "
-            f"({'admitted unchecked' if e.on_error == 'open' else 'refused'}), {e.lost:,} lost, "
-            + (
-                f"deciding again {e.recovery:.2f} s after"
-                if e.recovery is not None
-                else "not seen deciding again before the run ended"
-            )
+            _effect_text(name, e)
             for name, e in fault.effects.items()
             if name != OUTBOUND or e.requests
         )
@@ -358,6 +352,20 @@ def fault_notes(run: LoadRun) -> list[str]:
             + "."
         )
     return notes
+
+
+def _effect_text(rule: str, e: FaultEffect) -> str:
+    got = "admitted unchecked" if e.on_error == "open" else "refused"
+    again = (
+        f"deciding again {e.recovery:.2f} s after"
+        if e.recovery is not None
+        else "not seen deciding again before the run ended"
+    )
+    over = f", {e.over_admitted:,} over-admitted in windows it fell in" if e.over_admitted else ""
+    return (
+        f"{rule}: {e.requests:,} requests, {e.undecided:,} undecided ({got}), {e.lost:,} lost, "
+        f"{again}{over}"
+    )
 
 
 def _latency(rule: RuleRecord, percentile: str) -> str:

@@ -129,6 +129,7 @@ class FaultEffect:
     lost: int  # in flight at an instance killed by the fault: never answered
     on_error: str  # what an undecided one got: "closed" (refused) or "open" (admitted)
     recovery: float | None  # seconds from the fault's end to deciding normally; None: never
+    over_admitted: int = 0  # over-admissions whose span the fault fell in (its lost counts)
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -142,6 +143,7 @@ class FaultEffect:
             int(data["lost"]),
             str(data["on_error"]),
             None if recovery is None else float(recovery),
+            int(data.get("over_admitted", 0)),
         )
 
 

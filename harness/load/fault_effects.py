@@ -13,7 +13,10 @@ For one fault and one rule:
   invoked after the previous fault ended and before this one did;
 - ``recovery``: seconds from the fault's end until the rule decided normally again: the answer
   of the first decided request invoked after the last failure before the next fault (after the
-  end itself if none failed); None when nothing was decided after it.
+  end itself if none failed); None when nothing was decided after it;
+- ``over_admitted``: the over-admissions (of the verdict's witnesses) whose span the fault fell
+  in: a window or a bucket's stretch that was open while the fault lasted, whose counts a Redis
+  emptied by the fault forgot. One that overlaps no fault is the limiter's own.
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from pathlib import Path
 
 from harness.history import Operation, Outcome
 from harness.history.loads import FaultEffect, FaultRecord
+from harness.history.verdict import Witness
 from harness.load.nemesis import FAULTS_FILE
 
 
@@ -49,6 +53,10 @@ def read_faults(run_dir: Path) -> list[FaultRecord]:
     return sorted(faults.values(), key=lambda fault: fault.start)
 
 
+def _overlap(span: tuple[float, float], start: float, end: float) -> bool:
+    return span[0] <= end and start <= span[1]
+
+
 def _failed(op: Operation) -> bool:
     return op.complete is not None and op.outcome in (Outcome.UNKNOWN, Outcome.ERROR)
 
@@ -62,9 +70,10 @@ def effects(
     taken: Sequence[Operation],
     faults: Sequence[FaultRecord],
     on_error: str,
+    over: Sequence[Witness] = (),
 ) -> list[FaultEffect]:
-    """Each fault's effect on one rule, from what its clients ``seen`` and its instances
-    ``taken`` (see the module's text), in order."""
+    """Each fault's effect on one rule, from what its clients ``seen``, its instances ``taken``
+    and the ``over``-admissions its verdict found (see the module's text), in order."""
     ops = sorted(seen, key=lambda op: op.invoke)
     ends = [op.complete or op.invoke for op in ops]
     run_end = max([*ends, *(fault.end or fault.start for fault in faults)], default=0.0)
@@ -88,6 +97,7 @@ def effects(
                 lost=sum(1 for op in taken if op.complete is None and since <= op.invoke < end),
                 on_error=on_error,
                 recovery=None if recovered is None else round(max(0.0, recovered - end), 3),
+                over_admitted=sum(w.excess for w in over if _overlap(w.span, fault.start, end)),
             )
         )
     return found

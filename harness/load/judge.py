@@ -72,7 +72,8 @@ def judge(
         client_verdict = (
             server_verdict if rules.served else check(client, policy, unjudged=unjudged)
         )
-        found = effects(client or server, server, faults, rule.on_error)
+        over = [w for v in server_verdict.of_kind("over-admission") for w in v.witnesses]
+        found = effects(client or server, server, faults, rule.on_error, over)
         for fault, effect in zip(faults, found, strict=True):
             fault.effects[rule.name] = effect
         keep_judged(

@@ -15,6 +15,7 @@ import pytest
 from harness.cli import main
 from harness.history import Operation, Outcome
 from harness.history.loads import FaultRecord
+from harness.history.verdict import Witness
 from harness.load import run
 from harness.load.fault_effects import effects, read_faults
 from harness.load.nemesis import (
@@ -153,6 +154,19 @@ def test_a_faults_effect_counts_undecided_lost_and_the_time_to_recover() -> None
     assert first.recovery == pytest.approx(0.51)
     assert second.requests == 0
     assert second.recovery is None  # nothing was decided after it
+
+
+def test_over_admissions_in_a_span_a_fault_fell_in_are_that_faults() -> None:
+    faults = [FaultRecord("kill-redis", 0, 10.0, 12.0), FaultRecord("kill-redis", 1, 20.0, 21.0)]
+    over = [
+        Witness("a", (9.0, 10.5), [], "a window open as Redis died", excess=2),
+        Witness("b", (11.5, 13.0), [], "one open as it came back"),
+        Witness("c", (14.0, 15.0), [], "the limiter's own: no fault in it"),
+        Witness("d", (20.5, 20.6), [], "inside the second"),
+    ]
+    first, second = effects([op(1.0, Outcome.ALLOWED)], [], faults, "closed", over)
+    assert (first.over_admitted, second.over_admitted) == (3, 1)
+    assert effects([op(1.0, Outcome.ALLOWED)], [], faults, "closed")[0].over_admitted == 0
 
 
 def test_marked_faults_read_back_and_a_fault_never_ended_has_no_end(tmp_path: Path) -> None:
