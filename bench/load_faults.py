@@ -3,14 +3,15 @@
 own, so each fault meets counters being made), a fault every ``--every`` seconds lasting
 ``--lasting``. Prints, per fault and limiter: the runs that ended with a verdict, those whose
 clients' requests were all judged (sent = judged), in how many runs each kind of violation was
-found (an immortal key: a counter a fault left without a TTL; an over-admission is split by
-whether a fault fell in its window, an emptied Redis forgetting counts, or none did, the
-limiter's own), and what the fault did (requests undecided, per fault on average; the longest
-time to decide again).
+found (header lies among them; an immortal key: a counter a fault left without a TTL; an
+over-admission is split by whether a fault fell in its window, an emptied Redis forgetting
+counts, or none did, the limiter's own), and what the fault did (requests undecided, per fault
+on average; the longest time to decide again).
 
 Each run is a line of ``--record`` (a JSON-lines file, appended as each run ends) and a cell
 already holding ``--runs`` runs of the same settings is not run again: a matrix too long for one
-sitting is filled over several, and a killed bench loses one run at most.
+sitting is filled over several, and a killed bench loses one run at most. ``--recorded`` runs
+nothing and reports the cells the record holds (``make bench`` so renders the docs' table).
 
     .venv/bin/python bench/load_faults.py --runs 20 --seconds 20 [--faults ...] [--limiters ...]
 
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import datetime
 import json
 import subprocess
 import sys
@@ -53,7 +55,7 @@ def one_run(fault: str, limiter: str, args: argparse.Namespace) -> dict[str, Any
         took = round(time.monotonic() - began, 1)
         text = Path(out.name).read_text()
     run: dict[str, Any] = {"fault": fault, "limiter": limiter, "code": code, "took": took}
-    run |= {name: getattr(args, name) for name in SETTINGS}
+    run |= {name: getattr(args, name) for name in SETTINGS} | provenance()
     verdict = json.loads(text) if code in (0, 1) and text else None
     if verdict is None:
         return run | {"verdict": False}
@@ -65,7 +67,10 @@ def one_run(fault: str, limiter: str, args: argparse.Namespace) -> dict[str, Any
     return run | {
         "verdict": True,
         "whole": verdict["sent"] == verdict["judged"],
-        "kinds": sorted({v["kind"] for v in api["server"]["violations"] if v["count"]}),
+        "kinds": sorted(
+            {v["kind"] for v in api["server"]["violations"] if v["count"]}
+            | ({"header-lies"} if any(api["header_lies"].values()) else set())
+        ),
         "over_in_faults": min(over, in_faults),
         "over_own": max(0, over - in_faults),
         "faults": len(verdict["faults"]),
@@ -73,6 +78,20 @@ def one_run(fault: str, limiter: str, args: argparse.Namespace) -> dict[str, Any
         "lost": sum(e["lost"] for e in effects),
         "recovery": max(recoveries, default=None),
     }
+
+
+def provenance() -> dict[str, str]:
+    """When and on which commit a run was made (``+`` after it: with uncommitted changes)."""
+    commit = _git("rev-parse", "--short", "HEAD")
+    changed = _git("status", "--porcelain", "--untracked-files=no", "--", "*.py")
+    date = datetime.datetime.now(datetime.UTC).date().isoformat()
+    return {"date": date, "commit": commit + ("+" if changed else "")}
+
+
+def _git(*args: str) -> str:
+    here = Path(__file__).parent
+    done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=here, check=False)
+    return done.stdout.strip()
 
 
 def recorded(path: Path) -> Iterator[dict[str, Any]]:
@@ -107,6 +126,8 @@ def summary(runs: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, A
         "undecided_per_fault": round(sum(r["undecided"] for r in judged) / max(1, len(judged)), 1),
         "lost": sum(r["lost"] for r in judged),
         "recovery_max": max(recoveries, default=None),
+        "dates": sorted({r.get("date", "") for r in runs} - {""}),
+        "commits": sorted({r.get("commit", "") for r in runs} - {""}),
     }
 
 
@@ -120,6 +141,9 @@ def main() -> None:
     options.add_argument("--faults", nargs="*", default=list(FAULTS), choices=FAULTS)
     options.add_argument("--limiters", nargs="*", default=list(LIMITERS))
     options.add_argument("--record", type=Path, default=RECORD, help="the runs, one a line")
+    options.add_argument(
+        "--recorded", action="store_true", help="run nothing: report the record as it stands"
+    )
     options.add_argument("--json", action="store_true", help="end with one JSON line")
     args = options.parse_args()
     same = {name: getattr(args, name) for name in SETTINGS}
@@ -135,7 +159,7 @@ def main() -> None:
     for fault in args.faults:
         for limiter in args.limiters:
             runs = cells[fault, limiter]
-            while len(runs) < args.runs:
+            while len(runs) < args.runs and not args.recorded:
                 runs.append(one_run(fault, limiter, args))
                 with args.record.open("a") as out:
                     out.write(json.dumps(runs[-1]) + "\n")
@@ -146,6 +170,8 @@ def main() -> None:
                     file=sys.stderr,
                     flush=True,
                 )
+            if not runs:
+                continue
             row = summary(runs[: args.runs], args)
             rows.append(row)
             found = row["found"]

@@ -27,7 +27,11 @@ last figures. ``{"benches": {name: entry}}``, in the order of ``BENCHES``, each 
   ``embedded`` Redis, the explorer's (on virtual time) and the ``default`` one (and how started);
 - ``seconds`` (its wall time) and ``rows`` (its JSON line's).
 
-``load_verdicts.py`` takes tens of minutes, so it runs only with ``--with-load-verdicts``.
+``load_verdicts.py`` takes tens of minutes, so it runs only with ``--with-load-verdicts``;
+``load_faults.py`` takes hours, so its record (``bench/load_faults.jsonl``) is filled by running
+it by hand, over several sittings if need be; here it only reports the record
+(``--recorded``), and ``--quick`` makes one short run on a record of its own
+(``bench/load_faults-quick.jsonl``, not committed).
 """
 
 from __future__ import annotations
@@ -65,6 +69,13 @@ BENCHES = {
     "fault_proxy_latency": ([], ["--commands", "1000", "--repeat", "2"]),
     "program_rows": ([], ["--rows", "naive-get-set", "--repeat", "1"]),
     "load_verdicts": (["--runs", "3"], ["--runs", "1", "--seconds", "2"]),
+    "load_faults": (
+        ["--recorded"],
+        [
+            *("--runs", "1", "--seconds", "3", "--faults", "kill-redis"),
+            *("--limiters", "in-memory", "--record", str(HERE / "load_faults-quick.jsonl")),
+        ],
+    ),
 }
 Row = dict[str, Any]
 

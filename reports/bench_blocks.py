@@ -15,6 +15,7 @@ from reports.markdown import table_lines
 
 Entry = Mapping[str, Any]
 Benches = Mapping[str, Entry]
+OVER = "over-admission"
 RAW = "raw EVALSHA"  # the one-round-trip limit, as bench/decisions.py names it
 # how each server of an entry's machine is named in a block's opening
 SERVERS = {
@@ -278,6 +279,49 @@ def wall_time(benches: Benches) -> list[str]:
     return [f"Wall time, {total:.1f} minutes in all: {_listed(each)}."]
 
 
+@block(["load_faults"], ["default"])
+def load_faults(benches: Benches) -> list[str]:
+    """Each fault against each limiter over repeated load runs: verdicts, what was found (an
+    over-admission: in how many runs none of it was a fault's), undecided, recovery."""
+    cells = {(r["fault"], r["limiter"]): r for r in benches["load_faults"]["rows"]}
+    faults = list(dict.fromkeys(fault for fault, _ in cells))
+    limiters = list(dict.fromkeys(limiter for _, limiter in cells))
+    dates = sorted({d for r in cells.values() for d in r["dates"]})
+    runs = sorted({r["runs"] for r in cells.values()})
+    note = next(iter(cells.values()))["note"]
+
+    def cell(row: Entry) -> str:
+        found = ", ".join(
+            f"{kind} in {n}" + (f" ({row['over_own_runs']} not a fault's)" if kind == OVER else "")
+            for kind, n in sorted(row["found"].items())
+        )
+        recovery = row["recovery_max"]
+        again = "" if recovery is None else f", {recovery:.2f} s"
+        return (
+            f"{row['value']}/{row['runs']} verdicts, {row['whole']} whole; "
+            f"{found or 'clean'}; {row['undecided_per_fault']:g} undecided{again}"
+        )
+
+    table = [
+        [
+            f"`{fault}`",
+            *(
+                cell(cells[fault, limiter]) if (fault, limiter) in cells else "-"
+                for limiter in limiters
+            ),
+        ]
+        for fault in faults
+    ]
+    return [
+        f"Runs of {note}; {' or '.join(map(str, runs))} runs a cell, made between {dates[0]} and "
+        f"{dates[-1]}. A cell: runs that ended with a verdict, those whose every request sent was "
+        "judged; each kind found, in how many runs; requests undecided per fault (on average), "
+        "and the longest time to decide again.",
+        "",
+        *table_lines(["fault", *(f"`{limiter}`" for limiter in limiters)], table),
+    ]
+
+
 BLOCKS: dict[str, Callable[[Benches], str]] = {
     "decisions": decisions,
     "check-speed": check_speed,
@@ -286,4 +330,5 @@ BLOCKS: dict[str, Callable[[Benches], str]] = {
     "race-speed": race_speed,
     "load-speed": load_speed,
     "wall-time": wall_time,
+    "load-faults": load_faults,
 }

@@ -178,6 +178,48 @@ def test_race_speed_counts_the_searches_over_their_goal() -> None:
     )
 
 
+def faults_cell(fault: str, limiter: str, **figures: Any) -> dict[str, Any]:
+    return {
+        "measure": "faults under load",
+        "note": "20 s each, a fault every 2 s for 0.5 s, 200 users of the outage pattern",
+        "fault": fault,
+        "limiter": limiter,
+        "value": 20,
+        "runs": 20,
+        "whole": 20,
+        "found": {},
+        "over_own_runs": 0,
+        "undecided_per_fault": 301.5,
+        "recovery_max": 0.15,
+        "dates": ["2031-05-06"],
+        **figures,
+    }
+
+
+def test_load_faults_gives_a_cell_per_fault_and_limiter_and_leaves_unmeasured_ones_out() -> None:
+    rows = [
+        faults_cell("kill-redis", "fixed-window-lua"),
+        faults_cell(
+            "kill-redis",
+            "token-bucket-lua",
+            found={"over-admission": 20},
+            over_own_runs=1,
+            dates=["2031-05-07"],
+        ),
+        faults_cell("kill-instance", "fixed-window-lua", found={"immortal-key": 3}, value=19),
+    ]
+    text = BLOCKS["load-faults"]({"load_faults": entry(rows)})
+    assert "made between 2031-05-06 and 2031-05-07" in text
+    assert "| fault | `fixed-window-lua` | `token-bucket-lua` |" in text
+    assert (
+        "| `kill-redis` | 20/20 verdicts, 20 whole; clean; 301.5 undecided, 0.15 s | "
+        "20/20 verdicts, 20 whole; over-admission in 20 (1 not a fault's); 301.5 undecided, "
+        "0.15 s |"
+    ) in text
+    assert "| `kill-instance` | 19/20 verdicts, 20 whole; immortal-key in 3; 301.5 " in text
+    assert text.rstrip().endswith("| - |")  # kill-instance was not run on token-bucket-lua
+
+
 def test_rendering_a_page_changes_its_blocks_and_nothing_else() -> None:
     benches = {"decisions": decisions_entry()}
     typed = f"{begin('decisions')}\n| typed | by hand |\n{end('decisions')}"
