@@ -89,8 +89,8 @@ def provenance() -> dict[str, str]:
 
 
 def _git(*args: str) -> str:
-    here = Path(__file__).parent
-    done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=here, check=False)
+    root = Path(__file__).resolve().parent.parent  # the checkout: paths are its own
+    done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=root, check=False)
     return done.stdout.strip()
 
 

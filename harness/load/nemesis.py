@@ -29,7 +29,7 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from harness.errors import HarnessError
 from harness.load.fault_proxy import FaultProxy
@@ -39,6 +39,7 @@ from harness.provision import RedisServer
 from harness.provision.base import ServerControl
 from harness.provision.cluster import fail_over, role_of
 
+Target = TypeVar("Target")  # what a fault is done to: Redis, the fault proxy
 FAULTS_FILE = "faults.jsonl"
 NONE = "none"
 _HANDS = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nemesis-hands")
@@ -70,15 +71,24 @@ class LoadFault:
     # "clocks": instances it started, each on a clock of its own; "proxy": a fault proxy between
     # the instances and Redis; "cluster": a Redis Cluster the harness started, a replica each
     begin: Callable[[Victims, int], str]  # does it, on its turn; says to what
-    end: Callable[[Victims, int], None]  # undoes it
+    end: Callable[[Victims, int], object]  # undoes it
 
 
-def _on_redis(act: Callable[[ServerControl], None]) -> Callable[[Victims, int], str]:
+def _doing(
+    act: Callable[[Target], object], to: Callable[[Victims], Target]
+) -> Callable[[Victims, int], str]:
+    """A fault's doing (or undoing) that does ``act`` to what ``to`` finds, whoever's turn it is;
+    it says nothing of what it was done to (there is one)."""
+
     def acting(victims: Victims, _: int) -> str:
-        act(victims.redis)
+        act(to(victims))
         return ""
 
     return acting
+
+
+def _redis(victims: Victims) -> ServerControl:
+    return victims.redis
 
 
 def _kill_instance(victims: Victims, turn: int) -> str:
@@ -122,18 +132,6 @@ def _proxy(victims: Victims) -> FaultProxy:
     return victims.fleet.redis_proxy
 
 
-def _on_proxy(act: Callable[[FaultProxy], None]) -> Callable[[Victims, int], str]:
-    def acting(victims: Victims, _: int) -> str:
-        act(_proxy(victims))
-        return ""
-
-    return acting
-
-
-def _heal(victims: Victims, _: int) -> None:
-    _proxy(victims).heal()
-
-
 def _fail_over(victims: Victims, turn: int) -> str:
     """The replica of one shard (each in turn) takes over from its primary."""
     server = victims.server
@@ -150,14 +148,6 @@ def _nothing(victims: Victims, turn: int) -> None:
     """A failover is done once done: the new primary stays."""
 
 
-def _start_redis(victims: Victims, _: int) -> None:
-    victims.redis.start()
-
-
-def _resume_redis(victims: Victims, _: int) -> None:
-    victims.redis.resume()
-
-
 FAULTS = {
     fault.name: fault
     for fault in (
@@ -165,22 +155,22 @@ FAULTS = {
             "kill-redis",
             "SIGKILL of Redis; then it starts again on its port, empty",
             "redis",
-            _on_redis(lambda redis: redis.kill()),
-            _start_redis,
+            _doing(lambda redis: redis.kill(), _redis),
+            _doing(lambda redis: redis.start(), _redis),
         ),
         LoadFault(
             "restart-redis",
             "SHUTDOWN NOSAVE; then it starts again on its port, empty",
             "redis",
-            _on_redis(lambda redis: redis.shutdown()),
-            _start_redis,
+            _doing(lambda redis: redis.shutdown(), _redis),
+            _doing(lambda redis: redis.start(), _redis),
         ),
         LoadFault(
             "pause-redis",
             "SIGSTOP of Redis (every client waits or times out); then SIGCONT",
             "redis",
-            _on_redis(lambda redis: redis.pause()),
-            _resume_redis,
+            _doing(lambda redis: redis.pause(), _redis),
+            _doing(lambda redis: redis.resume(), _redis),
         ),
         LoadFault(
             "kill-instance",
@@ -194,23 +184,23 @@ FAULTS = {
             f"every byte between the instances and Redis held {LATENCY_SECONDS * 1000:g} ms each "
             "way (a fault proxy); then none",
             "proxy",
-            _on_proxy(lambda proxy: proxy.delay(LATENCY_SECONDS)),
-            _heal,
+            _doing(lambda proxy: proxy.delay(LATENCY_SECONDS), _proxy),
+            _doing(lambda proxy: proxy.heal(), _proxy),
         ),
         LoadFault(
             "partition",
             "nothing passes between the instances and Redis (connections held, then cut); then "
             "it passes again",
             "proxy",
-            _on_proxy(lambda proxy: proxy.partition()),
-            _heal,
+            _doing(lambda proxy: proxy.partition(), _proxy),
+            _doing(lambda proxy: proxy.heal(), _proxy),
         ),
         LoadFault(
             "refuse",
             "Redis refuses every connection from the instances (each reset at once); then not",
             "proxy",
-            _on_proxy(lambda proxy: proxy.refuse()),
-            _heal,
+            _doing(lambda proxy: proxy.refuse(), _proxy),
+            _doing(lambda proxy: proxy.heal(), _proxy),
         ),
         LoadFault(
             "failover",
