@@ -29,6 +29,7 @@ from harness.load.journals import Journals
 from harness.load.middleware import RateLimitMiddleware
 from harness.load.outbound import Outbound
 from harness.load.rules import Rules, rules_from_json
+from harness.provision.embedded import die_with_parent
 from limiters import resolve
 
 
@@ -73,7 +74,18 @@ def redis_client(url: str, cluster: bool) -> Any:
     return redis.Redis.from_url(url)
 
 
+def _die_with_granian() -> None:
+    """granian serves from a worker process it forks; the harness has the kernel kill granian's
+    own process when the harness dies (``harness.load.serve.spawn``), and the worker asks the same
+    of granian's, or a harness killed outright would leave it serving on its port for good."""
+    parent = os.getppid()
+    die_with_parent()
+    if os.getppid() != parent:  # granian died before the worker asked
+        os._exit(1)
+
+
 def create_app(settings: InstanceSettings | None = None) -> Any:
+    _die_with_granian()
     settings = settings or InstanceSettings.from_env()
     client = redis_client(settings.redis_url, settings.cluster)
     limiters = {

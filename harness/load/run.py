@@ -44,6 +44,7 @@ from harness.load.rules import DEFAULT_RULE, Rules
 from harness.load.serve import Fleet, Process, spawn, start_fleet
 from harness.load.service import Service, start_service
 from harness.provision import RedisServer
+from harness.provision.embedded import die_with_parent
 
 RUNS = Path("runs")
 PROGRESS_EVERY = 5.0
@@ -278,7 +279,11 @@ def _run_locust(swarm: Swarm, fleet: Fleet, rules: Rules, run_dir: Path) -> None
     log = run_dir / "logs" / "locust.log"
     with log.open("wb") as out:
         locust = subprocess.Popen(
-            command, stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **harness_options}
+            command,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, **harness_options},
+            preexec_fn=die_with_parent,  # noqa: PLW1509 (only prctl, which is async-signal-safe)
         )
         try:
             _watch(locust, swarm, run_dir)

@@ -276,6 +276,19 @@ def test_bad_nemesis_input_is_one_line_and_exit_2(
     assert message in err[0]
 
 
+def running_for(run_dir: Path) -> list[int]:
+    """The processes still running for ``run_dir``: those with its path in their environment."""
+    mark = str(run_dir).encode()
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if mark in (proc / "environ").read_bytes():
+                found.append(int(proc.name))
+        except OSError:  # gone, or not ours to read
+            continue
+    return found
+
+
 @pytest.mark.slow
 @pytest.mark.integration
 def test_a_run_whose_harness_was_killed_is_judged_afterwards_from_its_directory(
@@ -302,6 +315,11 @@ def test_a_run_whose_harness_was_killed_is_judged_afterwards_from_its_directory(
         harness.kill()  # SIGKILL: no verdict, no report; its children die with it
         harness.wait()
     (run_dir,) = journals.glob("load-*")
+    for _ in range(100):  # its swarm and instances (granian's workers too) die with it
+        if not running_for(run_dir):
+            break
+        time.sleep(0.1)
+    assert not running_for(run_dir)
     assert not (run_dir / "verdict.json").exists()
     capsys.readouterr()
     assert main(["check", str(run_dir)]) == 0  # a correct limiter, judged afterwards
