@@ -4,9 +4,10 @@ own, so each fault meets counters being made), a fault every ``--every`` seconds
 ``--lasting``. Prints, per fault and limiter: the runs that ended with a verdict, those whose
 clients' requests were all judged (sent = judged), in how many runs each kind of violation was
 found (header lies among them; an immortal key: a counter a fault left without a TTL; an
-over-admission is split by whether a fault fell in its window, an emptied Redis forgetting
-counts, or none did, the limiter's own), and what the fault did (requests undecided, per fault
-on average; the longest time to decide again).
+over-admission, or a broken promise of ``X-RateLimit-Remaining``, is told by whether a fault
+fell in its window, an emptied Redis forgetting counts, or none did: the limiter's own), and
+what the fault did (requests undecided, per fault on average; the longest time to decide
+again).
 
 Each run is a line of ``--record`` (a JSON-lines file, appended as each run ends) and a cell
 already holding ``--runs`` runs of the same settings is not run again: a matrix too long for one
@@ -63,7 +64,9 @@ def one_run(fault: str, limiter: str, args: argparse.Namespace) -> dict[str, Any
     effects = [f["effects"]["api"] for f in verdict["faults"] if "api" in f["effects"]]
     recoveries = [e["recovery"] for e in effects if e["recovery"] is not None]
     over = sum(v["count"] for v in api["server"]["violations"] if v["kind"] == "over-admission")
-    in_faults = sum(e.get("over_admitted", 0) for e in effects)
+    in_faults = sum(e["over_admitted"] for e in effects)
+    lies = sum(api["header_lies"].values())
+    broken_in_faults = sum(e["promises_broken"] for e in effects)
     return run | {
         "verdict": True,
         "whole": verdict["sent"] == verdict["judged"],
@@ -73,6 +76,7 @@ def one_run(fault: str, limiter: str, args: argparse.Namespace) -> dict[str, Any
         ),
         "over_in_faults": min(over, in_faults),
         "over_own": max(0, over - in_faults),
+        "lies_own": max(0, lies - broken_in_faults),  # broken promises no fault explains, too
         "faults": len(verdict["faults"]),
         "undecided": sum(e["undecided"] for e in effects) / max(1, len(effects)),
         "lost": sum(e["lost"] for e in effects),
@@ -122,7 +126,10 @@ def summary(runs: list[dict[str, Any]], args: argparse.Namespace) -> dict[str, A
         "runs": len(runs),
         "whole": sum(1 for r in judged if r["whole"]),
         "found": dict(found),
-        "over_own_runs": sum(1 for r in judged if r.get("over_own")),
+        "own_runs": {  # per kind, the runs where some of it was in no fault's window
+            "over-admission": sum(1 for r in judged if r["over_own"]),
+            "header-lies": sum(1 for r in judged if r["lies_own"]),
+        },
         "undecided_per_fault": round(sum(r["undecided"] for r in judged) / max(1, len(judged)), 1),
         "lost": sum(r["lost"] for r in judged),
         "recovery_max": max(recoveries, default=None),
@@ -176,8 +183,9 @@ def main() -> None:
             rows.append(row)
             found = row["found"]
             shown = ", ".join(f"{k} {n}" for k, n in sorted(found.items())) or "none"
-            if found.get("over-admission"):
-                shown += f" ({row['over_own_runs']} with none of a fault's)"
+            own = [f"{kind} {n}" for kind, n in row["own_runs"].items() if found.get(kind)]
+            if own:
+                shown += f" (not a fault's: {', '.join(own)})"
             recovery = "-" if row["recovery_max"] is None else f"{row['recovery_max']:.2f} s"
             print(
                 f"{fault:14} {limiter:26} {row['value']:>3}/{args.runs:<4} {row['whole']:>5}  "

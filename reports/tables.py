@@ -361,10 +361,15 @@ def _effect_text(rule: str, e: FaultEffect) -> str:
         if e.recovery is not None
         else "not seen deciding again before the run ended"
     )
-    over = f", {e.over_admitted:,} over-admitted in windows it fell in" if e.over_admitted else ""
+    forgot = [
+        f"{n:,} {what}"
+        for n, what in ((e.over_admitted, "over-admitted"), (e.promises_broken, "promises broken"))
+        if n
+    ]
+    fell_in = f", {' and '.join(forgot)} in windows it fell in" if forgot else ""
     return (
         f"{rule}: {e.requests:,} requests, {e.undecided:,} undecided ({got}), {e.lost:,} lost, "
-        f"{again}{over}"
+        f"{again}{fell_in}"
     )
 
 

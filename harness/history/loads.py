@@ -130,6 +130,7 @@ class FaultEffect:
     on_error: str  # what an undecided one got: "closed" (refused) or "open" (admitted)
     recovery: float | None  # seconds from the fault's end to deciding normally; None: never
     over_admitted: int = 0  # over-admissions whose span the fault fell in (its lost counts)
+    promises_broken: int = 0  # broken Remaining promises whose window it fell in (the same)
 
     def to_json(self) -> dict[str, Any]:
         return dict(self.__dict__)
@@ -144,6 +145,7 @@ class FaultEffect:
             str(data["on_error"]),
             None if recovery is None else float(recovery),
             int(data.get("over_admitted", 0)),
+            int(data.get("promises_broken", 0)),
         )
 
 

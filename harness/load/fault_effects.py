@@ -16,7 +16,9 @@ For one fault and one rule:
   end itself if none failed); None when nothing was decided after it;
 - ``over_admitted``: the over-admissions (of the verdict's witnesses) whose span the fault fell
   in: a window or a bucket's stretch that was open while the fault lasted, whose counts a Redis
-  emptied by the fault forgot. One that overlaps no fault is the limiter's own.
+  emptied by the fault forgot. One that overlaps no fault is the limiter's own;
+- ``promises_broken``: likewise the broken promises of ``X-RateLimit-Remaining`` whose window,
+  up to the promise, the fault fell in.
 """
 
 from __future__ import annotations
@@ -53,8 +55,9 @@ def read_faults(run_dir: Path) -> list[FaultRecord]:
     return sorted(faults.values(), key=lambda fault: fault.start)
 
 
-def _overlap(span: tuple[float, float], start: float, end: float) -> bool:
-    return span[0] <= end and start <= span[1]
+def _fell_in(witnesses: Sequence[Witness], start: float, end: float) -> int:
+    """The count of ``witnesses`` whose span overlaps [start, end]."""
+    return sum(w.excess for w in witnesses if w.span[0] <= end and start <= w.span[1])
 
 
 def _failed(op: Operation) -> bool:
@@ -70,10 +73,13 @@ def effects(
     taken: Sequence[Operation],
     faults: Sequence[FaultRecord],
     on_error: str,
+    *,
     over: Sequence[Witness] = (),
+    broken: Sequence[Witness] = (),
 ) -> list[FaultEffect]:
-    """Each fault's effect on one rule, from what its clients ``seen``, its instances ``taken``
-    and the ``over``-admissions its verdict found (see the module's text), in order."""
+    """Each fault's effect on one rule, from what its clients ``seen``, its instances ``taken``,
+    the ``over``-admissions its verdict found and the promises ``broken`` (see the module's
+    text), in order."""
     ops = sorted(seen, key=lambda op: op.invoke)
     ends = [op.complete or op.invoke for op in ops]
     run_end = max([*ends, *(fault.end or fault.start for fault in faults)], default=0.0)
@@ -97,7 +103,8 @@ def effects(
                 lost=sum(1 for op in taken if op.complete is None and since <= op.invoke < end),
                 on_error=on_error,
                 recovery=None if recovered is None else round(max(0.0, recovered - end), 3),
-                over_admitted=sum(w.excess for w in over if _overlap(w.span, fault.start, end)),
+                over_admitted=_fell_in(over, fault.start, end),
+                promises_broken=_fell_in(broken, fault.start, end),
             )
         )
     return found

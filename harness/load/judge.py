@@ -72,10 +72,6 @@ def judge(
         client_verdict = (
             server_verdict if rules.served else check(client, policy, unjudged=unjudged)
         )
-        over = [w for v in server_verdict.of_kind("over-admission") for w in v.witnesses]
-        found = effects(client or server, server, faults, rule.on_error, over)
-        for fault, effect in zip(faults, found, strict=True):
-            fault.effects[rule.name] = effect
         keep_judged(
             run_dir,
             f"history/{rule.name}",
@@ -90,6 +86,10 @@ def judge(
         if broken:
             lies["remaining-broken-promise"] = len(broken)
             examples["remaining-broken-promise"] = f"{broken[0].key}: {broken[0].detail}"
+        over = [w for v in server_verdict.of_kind("over-admission") for w in v.witnesses]
+        found = effects(client or server, server, faults, rule.on_error, over=over, broken=broken)
+        for fault, effect in zip(faults, found, strict=True):
+            fault.effects[rule.name] = effect
         verdicts.append(
             RuleRecord(
                 rule.name,

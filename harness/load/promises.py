@@ -75,7 +75,8 @@ def read_promises(run_dir: Path, rule: str) -> list[Promise]:
 def broken_promises(
     promises: Iterable[Promise], history: Sequence[Operation], policy: Policy
 ) -> list[Witness]:
-    """The promises that the history proves were more than ``policy`` could grant."""
+    """The promises that the history proves were more than ``policy`` could grant; each
+    witness spans the promise's window up to it, with the last admissions it forgot."""
     if policy.promise not in JUDGED_KINDS or policy.limit is None or policy.window is None:
         return []
     limit, window = policy.limit, policy.window
@@ -99,7 +100,7 @@ def broken_promises(
                 f"told {promise.remaining} remain, but {len(before)} admissions already counted "
                 f"in its window leave {max(room, 0)} after it"
             )
-            span = (promise.invoke, promise.complete)
+            span = (since, promise.complete)  # its window, up to the promise
             found.append(Witness(promise.key, span, before[-3:], detail))
     return found
 

@@ -188,7 +188,7 @@ def faults_cell(fault: str, limiter: str, **figures: Any) -> dict[str, Any]:
         "runs": 20,
         "whole": 20,
         "found": {},
-        "over_own_runs": 0,
+        "own_runs": {"over-admission": 0, "header-lies": 0},
         "undecided_per_fault": 301.5,
         "recovery_max": 0.15,
         "dates": ["2031-05-06"],
@@ -202,8 +202,8 @@ def test_load_faults_gives_a_cell_per_fault_and_limiter_and_leaves_unmeasured_on
         faults_cell(
             "kill-redis",
             "token-bucket-lua",
-            found={"over-admission": 20},
-            over_own_runs=1,
+            found={"over-admission": 20, "header-lies": 4},
+            own_runs={"over-admission": 1, "header-lies": 0},
             dates=["2031-05-07"],
         ),
         faults_cell("kill-instance", "fixed-window-lua", found={"immortal-key": 3}, value=19),
@@ -213,8 +213,8 @@ def test_load_faults_gives_a_cell_per_fault_and_limiter_and_leaves_unmeasured_on
     assert "| fault | `fixed-window-lua` | `token-bucket-lua` |" in text
     assert (
         "| `kill-redis` | 20/20 verdicts, 20 whole; clean; 301.5 undecided, 0.15 s | "
-        "20/20 verdicts, 20 whole; over-admission in 20 (1 not a fault's); 301.5 undecided, "
-        "0.15 s |"
+        "20/20 verdicts, 20 whole; header-lies in 4 (0 not a fault's), over-admission in 20 (1 "
+        "not a fault's); 301.5 undecided, 0.15 s |"
     ) in text
     assert "| `kill-instance` | 19/20 verdicts, 20 whole; immortal-key in 3; 301.5 " in text
     assert text.rstrip().endswith("| - |")  # kill-instance was not run on token-bucket-lua

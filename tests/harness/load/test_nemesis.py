@@ -156,7 +156,7 @@ def test_a_faults_effect_counts_undecided_lost_and_the_time_to_recover() -> None
     assert second.recovery is None  # nothing was decided after it
 
 
-def test_over_admissions_in_a_span_a_fault_fell_in_are_that_faults() -> None:
+def test_over_admissions_and_broken_promises_in_a_span_a_fault_fell_in_are_that_faults() -> None:
     faults = [FaultRecord("kill-redis", 0, 10.0, 12.0), FaultRecord("kill-redis", 1, 20.0, 21.0)]
     over = [
         Witness("a", (9.0, 10.5), [], "a window open as Redis died", excess=2),
@@ -164,9 +164,12 @@ def test_over_admissions_in_a_span_a_fault_fell_in_are_that_faults() -> None:
         Witness("c", (14.0, 15.0), [], "the limiter's own: no fault in it"),
         Witness("d", (20.5, 20.6), [], "inside the second"),
     ]
-    first, second = effects([op(1.0, Outcome.ALLOWED)], [], faults, "closed", over)
+    broken = [Witness("e", (10.0, 13.5), [], "a promise after Redis came back empty")]
+    seen = [op(1.0, Outcome.ALLOWED)]
+    first, second = effects(seen, [], faults, "closed", over=over, broken=broken)
     assert (first.over_admitted, second.over_admitted) == (3, 1)
-    assert effects([op(1.0, Outcome.ALLOWED)], [], faults, "closed")[0].over_admitted == 0
+    assert (first.promises_broken, second.promises_broken) == (1, 0)
+    assert effects(seen, [], faults, "closed")[0].over_admitted == 0
 
 
 def test_marked_faults_read_back_and_a_fault_never_ended_has_no_end(tmp_path: Path) -> None:
