@@ -283,6 +283,8 @@ def load_faults(benches: Benches) -> list[str]:
     """Each fault against each limiter over repeated load runs: verdicts, what was found (an
     over-admission or header lie: in how many runs some was no fault's), undecided, recovery."""
     cells = {(r["fault"], r["limiter"]): r for r in benches["load_faults"]["rows"]}
+    if not cells:
+        return ["No run recorded yet: `bench/load_faults.py` fills `bench/load_faults.jsonl`."]
     faults = list(dict.fromkeys(fault for fault, _ in cells))
     limiters = list(dict.fromkeys(limiter for _, limiter in cells))
     dates = sorted({d for r in cells.values() for d in r["dates"]})

@@ -218,6 +218,7 @@ def test_load_faults_gives_a_cell_per_fault_and_limiter_and_leaves_unmeasured_on
     ) in text
     assert "| `kill-instance` | 19/20 verdicts, 20 whole; immortal-key in 3; 301.5 " in text
     assert text.rstrip().endswith("| - |")  # kill-instance was not run on token-bucket-lua
+    assert "No run recorded yet" in BLOCKS["load-faults"]({"load_faults": entry([])})
 
 
 def test_rendering_a_page_changes_its_blocks_and_nothing_else() -> None:
