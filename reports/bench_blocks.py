@@ -314,11 +314,12 @@ def load_faults(benches: Benches) -> list[str]:
         ]
         for fault in faults
     ]
+    made = f"on {dates[0]}" if dates[0] == dates[-1] else f"between {dates[0]} and {dates[-1]}"
     return [
-        f"Runs of {note}; {' or '.join(map(str, runs))} runs a cell, made between {dates[0]} and "
-        f"{dates[-1]}. A cell: runs that ended with a verdict, those whose every request sent was "
-        "judged; each kind found, in how many runs; requests undecided per fault (on average), "
-        "and the longest time to decide again.",
+        f"Runs of {note}; {' or '.join(map(str, runs))} runs a cell, made {made}. A cell: runs "
+        "that ended with a verdict, those whose every request sent was judged; each kind found, "
+        "in how many runs; requests undecided per fault (on average), and the longest time to "
+        "decide again.",
         "",
         *table_lines(["fault", *(f"`{limiter}`" for limiter in limiters)], table),
     ]
