@@ -85,8 +85,9 @@ def _die_with_granian() -> None:
 
 
 def create_app(settings: InstanceSettings | None = None) -> Any:
-    _die_with_granian()
-    settings = settings or InstanceSettings.from_env()
+    if settings is None:  # an instance, as granian's worker runs it
+        _die_with_granian()
+        settings = InstanceSettings.from_env()
     client = redis_client(settings.redis_url, settings.cluster)
     limiters = {
         rule.name: resolve(rule.limiter)(client, rule.parsed_policy) for rule in settings.rules.all
