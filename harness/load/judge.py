@@ -55,7 +55,8 @@ def judge(
     history_dir = run_dir / "history"
     history_dir.mkdir(exist_ok=True)
     faults = read_faults(run_dir)
-    before, cannot = _keys_before(run_dir), unjudged_kinds(run_dir)
+    before = _keys_before(run_dir)
+    cannot = _unjudged(before)
     verdicts = []
     for rule in rules.all:
         client = merge_journals(journal_paths(run_dir, "client", rule.name))
@@ -145,12 +146,16 @@ def keep_keys_before(run_dir: Path, found: dict[str, dict[str, float]]) -> None:
 
 def unjudged_kinds(run_dir: Path) -> dict[str, dict[str, str]]:
     """Per rule, the kinds of violation its verdicts cannot judge, and why (``KEYS_BEFORE``)."""
+    return _unjudged(_keys_before(run_dir))
+
+
+def _unjudged(before: dict[str, dict[str, float]]) -> dict[str, dict[str, str]]:
     return {
         rule: {
             "wrongful-rejection": f"{len(keys):,} of its keys were in Redis before the run "
             f"(such as {min(keys)}): what they had counted is unknown"
         }
-        for rule, keys in _keys_before(run_dir).items()
+        for rule, keys in before.items()
     }
 
 

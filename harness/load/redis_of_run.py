@@ -35,12 +35,13 @@ def redis_for(
 
 
 def rule_keys(
-    server: RedisServer, cluster: bool, tag: str, rules: Rules
+    server: RedisServer, cluster: bool, tag: str | None, rules: Rules
 ) -> dict[str, dict[str, float]]:
     """Each rule's keys in Redis now, with their TTLs in seconds (-1: none): those of
     its ``keys`` glob, else those naming this run's tag (the harness's app names them so); a
     service's lone rule on a Redis the harness started owns every key there. A Redis the
-    harness was given is never read beyond these."""
+    harness was given is never read beyond these. ``tag`` None: as the run starts, when no key
+    can name its tag yet, so those rules are not looked for."""
     lone = len(rules.rules) == 1 and server.how != "url"  # a lone rule on a Redis of our own
     found = {rule.name: key_glob(rule, tag, lone) for rule in rules.all}
     globs = {name: glob for name, glob in found.items() if glob}
@@ -54,10 +55,11 @@ def rule_keys(
         client.close()
 
 
-def key_glob(rule: Rule, tag: str, lone: bool) -> str | None:
-    """Which keys are ``rule``'s (see ``rule_keys``); None: none can be told."""
+def key_glob(rule: Rule, tag: str | None, lone: bool) -> str | None:
+    """Which keys are ``rule``'s (see ``rule_keys``); None: none can be told, or (``tag`` None)
+    none can be there yet."""
     if rule.keys:
         return rule.keys
     if rule.limiter != SERVICE:
-        return f"*{tag}:{rule.name}:*"
+        return f"*{tag}:{rule.name}:*" if tag else None
     return "*" if lone else None

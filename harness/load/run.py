@@ -140,7 +140,7 @@ def running(
     for what ``faults`` will do to them (through a fault proxy, on clocks of their own)."""
     run_dir = new_run_dir(command)
     tag = secrets.token_hex(4)
-    keep_keys_before(run_dir, rule_keys(system.server, system.cluster, tag, system.rules))
+    keep_keys_before(run_dir, rule_keys(system.server, system.cluster, None, system.rules))
     for rule, kinds in unjudged_kinds(run_dir).items():
         for kind, why in kinds.items():
             print(f"note: rule {rule}: {why}; {kind} is not judged", file=sys.stderr)

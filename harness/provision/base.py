@@ -81,8 +81,9 @@ def free_port(*, cluster: bool = False) -> int:
     below = _ephemeral_start() - (BUS_OFFSET if cluster else 0)
     for _ in range(100 if below - LOWEST_PORT >= 1000 else 0):
         port = LOWEST_PORT + secrets.randbelow(below - LOWEST_PORT)
-        bus_free = not cluster or _bindable(port + BUS_OFFSET)
-        if port not in _handed_out and _bindable(port) and bus_free:
+        if port in _handed_out or not _bindable(port):
+            continue
+        if not cluster or _bindable(port + BUS_OFFSET):
             _handed_out.add(port)
             return port
     while True:  # no room below the range: one of the kernel's, as it gives them out
