@@ -29,7 +29,7 @@ from harness.load.journals import Journals
 from harness.load.middleware import RateLimitMiddleware
 from harness.load.outbound import Outbound
 from harness.load.rules import Rules, rules_from_json
-from harness.provision.embedded import die_with_parent
+from harness.parent_death import die_with_parent
 from limiters import resolve
 
 

@@ -43,8 +43,8 @@ from harness.load.redis_of_run import rule_keys
 from harness.load.rules import DEFAULT_RULE, Rules
 from harness.load.serve import Fleet, Process, spawn, start_fleet
 from harness.load.service import Service, start_service
+from harness.parent_death import die_with_parent
 from harness.provision import RedisServer
-from harness.provision.embedded import die_with_parent
 
 RUNS = Path("runs")
 PROGRESS_EVERY = 5.0

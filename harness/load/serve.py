@@ -26,8 +26,8 @@ from harness.load.app import InstanceSettings
 from harness.load.fault_proxy import FaultProxy
 from harness.load.instance_clocks import InstanceClocks
 from harness.load.rules import Rules
+from harness.parent_death import die_with_parent
 from harness.provision.base import Unavailable, free_port
-from harness.provision.embedded import die_with_parent
 
 READY_TIMEOUT = 30.0
 

@@ -6,7 +6,8 @@ protocol's (``limiters.program.program_env``: ``REDIS_URL``, ``RATELIMIT_POLICY`
 ``RATELIMIT_INSTANCE``) and ``PORT``, the loopback port it must serve HTTP on; its output goes to
 ``RUN_DIR/logs/app-N.log``. It is ready once that port takes a connection (bounded: a copy that
 exits first, or is still not listening after ``serve.READY_TIMEOUT`` seconds, fails the run with its
-log's last lines).
+log's last lines). Each copy runs under a guard (``group_guard``): the children it forks die with
+the harness too, even one killed outright.
 
 The service decides; the harness sees only what its clients saw (the status, 2xx or 429, and the
 headers) and, afterwards, the keys it left in Redis: the judge reads the clients' journals as
@@ -20,8 +21,9 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from harness.load.group_guard import guarded
 from harness.load.instance_clocks import InstanceClocks
-from harness.load.serve import Fleet, Process, ServeError, spawn, wait_until
+from harness.load.serve import Fleet, Process, spawn, wait_until
 from harness.provision.base import free_port
 from limiters.program import program_env
 
@@ -57,17 +59,13 @@ def start_service(
     fleet = Fleet(run_dir, targets=list(service.targets), ready=ready, clocks=clocks)
     if service.command is None:
         return fleet
-    argv = shlex.split(service.command)
+    argv = guarded(shlex.split(service.command))  # its children too die with the harness
     try:
         for number in range(instances):
             port = free_port()
             env = program_env(redis_url, policy, number) | {"PORT": str(port)}
             env |= clocks.env_for(f"app-{number}") if clocks else {}
-            try:
-                copy = spawn(f"app-{number}", argv, logs, env, port=port, host=host)
-            except OSError as error:
-                raise ServeError(f"cannot start {service.command!r}: {error}") from None
-            fleet.instances.append(copy)
+            fleet.instances.append(spawn(f"app-{number}", argv, logs, env, port=port, host=host))
         for process in fleet.instances:
             fleet.ready(process)
     except BaseException:

@@ -6,15 +6,14 @@ package ships. The process dies with us (PR_SET_PDEATHSIG) even if we are killed
 
 from __future__ import annotations
 
-import ctypes
 import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
+from harness.parent_death import die_with_parent
 from harness.provision.base import (
     RedisServer,
     Unavailable,
@@ -23,8 +22,6 @@ from harness.provision.base import (
     shutdown_nosave,
     wait_until_ready,
 )
-
-PR_SET_PDEATHSIG = 1
 
 
 def find_binary() -> str:
@@ -48,12 +45,6 @@ def version(binary: str) -> str:
         [binary, "--version"], capture_output=True, text=True, timeout=10, check=False
     ).stdout
     return out.split(" sha=")[0].strip()
-
-
-def die_with_parent() -> None:
-    """In a child before exec: have the kernel kill it when its parent dies."""
-    if sys.platform == "linux":
-        ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
 
 
 def start_embedded(*, cluster: bool = False, attempts: int = 3) -> RedisServer:

@@ -92,3 +92,16 @@ def kill_quietly(process: subprocess.Popen[str]) -> None:
     for stream in (process.stdout, process.stderr):
         if stream:
             stream.close()
+
+
+def running_for(run_dir: Path) -> list[int]:
+    """The processes still running for ``run_dir``: those with its path in their environment."""
+    mark = str(run_dir).encode()
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if mark in (proc / "environ").read_bytes():
+                found.append(int(proc.name))
+        except OSError:  # gone, or not ours to read
+            continue
+    return found

@@ -33,7 +33,7 @@ from harness.provision import RedisServer, provision_cluster
 from harness.provision.cluster import role_of
 from harness.provision.embedded import start_embedded
 from harness.report import write_report
-from tests.harness.support import child_env
+from tests.harness.support import child_env, running_for
 
 
 def test_the_nemesis_names_faults_of_the_table() -> None:
@@ -277,19 +277,6 @@ def test_bad_nemesis_input_is_one_line_and_exit_2(
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1, err
     assert message in err[0]
-
-
-def running_for(run_dir: Path) -> list[int]:
-    """The processes still running for ``run_dir``: those with its path in their environment."""
-    mark = str(run_dir).encode()
-    found = []
-    for proc in Path("/proc").glob("[0-9]*"):
-        try:
-            if mark in (proc / "environ").read_bytes():
-                found.append(int(proc.name))
-        except OSError:  # gone, or not ours to read
-            continue
-    return found
 
 
 @pytest.mark.slow

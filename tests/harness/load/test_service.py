@@ -26,6 +26,7 @@ from harness.provision.base import free_port
 from limiters.js_catalogue import unavailable
 from reports.load import LoadRun
 from reports.tables import load_footer
+from tests.harness.support import child_env, running_for, wait_for
 
 pytestmark = pytest.mark.integration
 
@@ -155,6 +156,25 @@ def test_a_node_service_with_a_correct_and_a_broken_limiter(
     _, verdict = served(redis_server, Service(command=f"node {NODE_SERVICE} {limiter}"), 3)
     (api,) = verdict.rules
     assert {"over-admission", "wrongful-rejection"} & api.found == expected
+
+
+@pytest.mark.slow
+def test_what_a_service_forked_dies_with_a_harness_killed_outright(tmp_path: Path) -> None:
+    forking = f"sh -c 'sleep 600 & exec {sys.executable} {SERVICE} expiring'"
+    command = [sys.executable, "-m", "harness", "load", "--exec", forking, "--policy", POLICY]
+    harness = subprocess.Popen(
+        [*command, "--duration", "60", "--instances", "2", "--redis", "embedded"],
+        cwd=tmp_path,
+        env=child_env(GUARD_TEST_MARK=str(tmp_path)),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:  # until both copies answer: their clients journal
+        assert wait_for(lambda: len(list(tmp_path.glob("runs/*/journals/client/*/*"))) > 0, 60)
+    finally:
+        harness.kill()  # SIGKILL: its guards kill the copies and the sleeps they forked
+        harness.wait()
+    assert wait_for(lambda: not running_for(tmp_path), timeout=10), running_for(tmp_path)
 
 
 @pytest.mark.parametrize(
