@@ -33,6 +33,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from reports import checkout
+
 FAULTS = (
     *("kill-redis", "restart-redis", "pause-redis", "kill-instance"),
     *("latency", "partition", "refuse", "skew", "failover"),
@@ -86,16 +88,8 @@ def one_run(fault: str, limiter: str, args: argparse.Namespace) -> dict[str, Any
 
 def provenance() -> dict[str, str]:
     """When and on which commit a run was made (``+`` after it: with uncommitted changes)."""
-    commit = _git("rev-parse", "--short", "HEAD")
-    changed = _git("status", "--porcelain", "--untracked-files=no", "--", "*.py")
     date = datetime.datetime.now(datetime.UTC).date().isoformat()
-    return {"date": date, "commit": commit + ("+" if changed else "")}
-
-
-def _git(*args: str) -> str:
-    root = Path(__file__).resolve().parent.parent  # the checkout: paths are its own
-    done = subprocess.run(["git", *args], capture_output=True, text=True, cwd=root, check=False)
-    return done.stdout.strip()
+    return {"date": date, "commit": checkout.commit() + ("+" if checkout.code_changed() else "")}
 
 
 def recorded(path: Path) -> Iterator[dict[str, Any]]:

@@ -50,6 +50,7 @@ from typing import Any
 import redis
 
 from harness.provision import RedisServer, provision, provision_explorer
+from reports import checkout
 from reports.bench_docs import rewrite
 
 HERE = Path(__file__).resolve().parent
@@ -116,12 +117,6 @@ def render(rows: list[Row]) -> str:
     return "\n".join(lines)
 
 
-def git(*args: str) -> str:
-    command = ["git", *args]
-    done = subprocess.run(command, capture_output=True, text=True, cwd=HERE.parent, check=False)
-    return done.stdout.strip() if done.returncode == 0 else ""
-
-
 def server_version(server: RedisServer) -> str:
     """``Redis 7.0.15``, ``Valkey 9.1.2``: the server's name and version, as INFO says."""
     info = redis.Redis.from_url(server.url).info("server")
@@ -148,16 +143,10 @@ def machine() -> dict[str, Any]:
 
 def provenance(today: datetime.date, quick: bool) -> dict[str, Any]:
     """What every entry of this run shares: when, on which commit and machine, how."""
-    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".")
-    changed_code = [
-        line
-        for line in changed.splitlines()
-        if not line.endswith(".md") and "bench/results" not in line
-    ]
     return {
         "date": today.isoformat(),
-        "commit": git("rev-parse", "--short", "HEAD") or "unknown",
-        "dirty": bool(changed_code),
+        "commit": checkout.commit(),
+        "dirty": checkout.code_changed(),
         "quick": quick,
         "machine": machine(),
     }
