@@ -21,6 +21,7 @@ TTL is not this run's immortal key.
 from __future__ import annotations
 
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -46,11 +47,13 @@ def judge(
     run_dir: Path,
     rules: Rules,
     ttls: dict[str, dict[str, float]],
-    seconds: float,
+    seconds: float | None,
     served_by: str = "",
 ) -> LoadRecord:
     """Judge every rule that saw traffic; ``ttls`` holds each rule's keys left in Redis;
-    ``served_by`` names the service of the user's own that enforced ``rules``, if one did."""
+    ``seconds``: how long the run lasted (None: from its first request to its last answer,
+    the first kept as ``setup["started"]``); ``served_by`` names the service of the user's own
+    that enforced ``rules``, if one did."""
     seen = _client_view(run_dir)
     history_dir = run_dir / "history"
     history_dir.mkdir(exist_ok=True)
@@ -58,11 +61,14 @@ def judge(
     before = _keys_before(run_dir)
     cannot = _unjudged(before)
     verdicts = []
+    first, last = math.inf, -math.inf
     for rule in rules.all:
         client = merge_journals(journal_paths(run_dir, "client", rule.name))
         server = client if rules.served else _server_history(run_dir, rule)
         if not server and not client:
             continue
+        for op in (*client, *server):
+            first, last = min(first, op.invoke), max(last, op.complete or op.invoke)
         write_history(history_dir / f"{rule.name}.client.jsonl", client)
         policy = rule.judge_policy
         there, unjudged = before.get(rule.name, {}), cannot.get(rule.name)
@@ -109,7 +115,11 @@ def judge(
                 sent=sum(invokes(path) for path in journal_paths(run_dir, "client", rule.name)),
             )
         )
-    return LoadRecord(verdicts, seconds, faults=faults)
+    if seconds is not None:
+        return LoadRecord(verdicts, seconds, faults=faults)
+    spanned = last > first
+    started = {"started": first} if spanned else {}
+    return LoadRecord(verdicts, last - first if spanned else 0.0, started, faults)
 
 
 def judge_afterwards(run_dir: Path) -> LoadRecord:
@@ -120,19 +130,11 @@ def judge_afterwards(run_dir: Path) -> LoadRecord:
         rules = rules_from_json((run_dir / "rules.json").read_text())
     except (OSError, ValueError) as error:
         raise UnjudgedRunError(f"{run_dir}: cannot be judged: no rules ({error})") from None
-    ops = [
-        op
-        for rule in rules.all
-        for side in ("client", "server")
-        for op in merge_journals(journal_paths(run_dir, side, rule.name))
-    ]
-    ends = [op.complete or op.invoke for op in ops]
-    seconds = max(ends) - min(op.invoke for op in ops) if ops else 0.0
-    verdict = judge(run_dir, rules, {}, seconds)
+    verdict = judge(run_dir, rules, {}, None)
     verdict.setup = {
         "judged_afterwards": True,
         "keys_unread": "the run's harness ended before it judged; its Redis was not read",
-        "started": min((op.invoke for op in ops), default=0.0),
+        "started": verdict.setup.get("started", 0.0),
     }
     verdict.write(run_dir)
     return verdict

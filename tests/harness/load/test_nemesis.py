@@ -285,6 +285,7 @@ def test_a_run_whose_harness_was_killed_is_judged_afterwards_from_its_directory(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     command = [sys.executable, "-m", "harness", "load", "--duration", "60", "--instances", "2"]
+    began = time.time()
     harness = subprocess.Popen(
         [*command, "--redis", "embedded"],
         cwd=tmp_path,
@@ -304,6 +305,7 @@ def test_a_run_whose_harness_was_killed_is_judged_afterwards_from_its_directory(
     finally:
         harness.kill()  # SIGKILL: no verdict, no report; its children die with it
         harness.wait()
+    killed = time.time()
     (run_dir,) = journals.glob("load-*")
     for _ in range(100):  # its swarm and instances (granian's workers too) die with it
         if not running_for(run_dir):
@@ -318,6 +320,8 @@ def test_a_run_whose_harness_was_killed_is_judged_afterwards_from_its_directory(
     assert "no violation" in out
     verdict = json.loads((run_dir / "verdict.json").read_text())
     assert verdict["setup"]["judged_afterwards"]
+    started = verdict["setup"]["started"]  # its first request: the journals' span
+    assert began < started < started + verdict["seconds"] < killed
     assert verdict["requests"] > 0
     assert (run_dir / "report.html").exists()
     assert main(["check", str(run_dir)]) == 0  # now as any judged run: its histories again
