@@ -18,6 +18,7 @@ import redis
 from harness.cli import main
 from harness.history.loads import LoadRecord
 from harness.load import run
+from harness.load.nemesis import Schedule, parse_nemesis
 from harness.load.redis_of_run import NO_REDIS, redis_for
 from harness.load.rules import load_rules
 from harness.load.service import Service
@@ -175,6 +176,22 @@ def test_what_a_service_forked_dies_with_a_harness_killed_outright(tmp_path: Pat
         harness.kill()  # SIGKILL: its guards kill the copies and the sleeps they forked
         harness.wait()
     assert wait_for(lambda: not running_for(tmp_path), timeout=10), running_for(tmp_path)
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("client")
+def test_a_service_killed_and_started_again_leaves_nothing_it_forked(
+    redis_server: RedisServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("GUARD_TEST_MARK", str(tmp_path))  # in every process the run starts
+    forking = Service(command=f"sh -c 'sleep 600 & exec {sys.executable} {SERVICE} expiring'")
+    rules = load_rules(None, served=True).with_default(None, POLICY)
+    swarm = run.Swarm(run.locustfile_path("burst"), users=20, spawn_rate=20, duration=4)
+    faults = run.Faults(parse_nemesis("kill-instance"), Schedule(1.0, 0.5))
+    _, verdict = run.run_load(run.System(rules, redis_server, 2, service=forking), swarm, faults)
+    assert [f.fault for f in verdict.faults][:2] == ["kill-instance", "kill-instance"]
+    assert verdict.sent == verdict.judged
+    assert not running_for(tmp_path)  # the killed copies' sleeps too, and the last ones'
 
 
 @pytest.mark.parametrize(
