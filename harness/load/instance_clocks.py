@@ -12,6 +12,7 @@ its monotonic clock).
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -44,7 +45,22 @@ class InstanceClocks:
         partial.replace(path)  # whole: a reading never sees half a line
 
 
-def true_clock() -> Callable[[], float]:
-    """Real time, as this process saw it when this was called (its clock at real time then)."""
-    epoch = time.time() - time.monotonic()
-    return lambda: epoch + time.monotonic()
+def true_clock(
+    wall: Callable[[], float] = time.time,
+    monotonic: Callable[[], float] = time.monotonic,
+    readings: int = 64,
+) -> Callable[[], float]:
+    """Real time, as this process saw it when this was called (its ``wall`` clock at real time
+    then): the epoch of its ``monotonic`` clock, from the reading of the time of day that two
+    monotonic readings bracket most tightly, of ``readings`` tries. One reading alone is off by
+    however long the process was held between it and the monotonic one: a thread descheduled, or
+    libfaketime's reading of its file, put an instance's journals 4 ms behind real time on a
+    loaded machine, which a token bucket refilled at 2.5/s reads as a hundredth of a token."""
+    spread, epoch = math.inf, 0.0
+    for _ in range(readings):
+        before = monotonic()
+        now = wall()
+        after = monotonic()
+        if after - before < spread:
+            spread, epoch = after - before, now - (before + after) / 2
+    return lambda: epoch + monotonic()
