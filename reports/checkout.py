@@ -24,7 +24,8 @@ def code_changed() -> bool:
     (``bench/*.json``, ``bench/*.jsonl``, which a benchmark writes as it runs) has uncommitted
     changes: figures measured on code no commit holds."""
     changed = git("status", "--porcelain", "--untracked-files=no", "--", ".").splitlines()
-    return any(not _record_or_doc(line[3:]) for line in changed)
+    # "XY PATH" or "XY OLD -> NEW"; the output comes stripped, the first line's X with it
+    return any(not _record_or_doc(line.split(maxsplit=1)[-1].split(" -> ")[-1]) for line in changed)
 
 
 def _record_or_doc(path: str) -> bool:

@@ -17,12 +17,14 @@ from reports import checkout
         (" M bench/load_faults.jsonl\n M harness/load/app.py", True),
         (" M bench/load_faults.py", True),  # a benchmark's code is code
         (" M limiters/fixed_window/fixed_window.lua", True),
+        ("R  bench/old.py -> bench/results.json", False),  # where it is now is what counts
+        ("R  docs/old.md -> harness/moved.py", True),
     ],
 )
 def test_only_code_makes_a_record_dirty(
     status: str, changed: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(checkout, "git", lambda *args: status)
+    monkeypatch.setattr(checkout, "git", lambda *args: status.strip())  # as git() gives it
     assert checkout.code_changed() is changed
 
 
