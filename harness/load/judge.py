@@ -67,7 +67,7 @@ def judge(
         server = client if rules.served else _server_history(run_dir, rule)
         if not server and not client:
             continue
-        for op in (*client, *server):
+        for op in client if rules.served else (*client, *server):  # served: one history
             first, last = min(first, op.invoke), max(last, op.complete or op.invoke)
         write_history(history_dir / f"{rule.name}.client.jsonl", client)
         policy = rule.judge_policy
