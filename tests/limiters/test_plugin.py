@@ -1,11 +1,13 @@
 import asyncio
+import gc
+import logging
 
 import pytest
 import redis
 import redis.asyncio
 
-from limiters import PluginError, Policy, UnknownLimiter, build, name_of, resolve
-from limiters.plugin import plugin_builder
+from limiters import PluginError, Policy, UnknownLimiter, build, name_of, plugin, resolve
+from limiters.plugin import EventLoop, PluginLimiter, plugin_builder
 from tests.limiters import sample_plugin
 
 FIXED = Policy.parse("fixed-window:limit=3,window=3600")
@@ -41,6 +43,50 @@ def test_an_async_factory_is_awaited_with_an_asyncio_client_and_its_checks_on_it
     assert loop is not None
     limiter.close()
     assert loop.is_closed()
+
+
+def _stubborn(
+    loop: asyncio.AbstractEventLoop, swallows: int
+) -> tuple[asyncio.Task[None], list[int]]:
+    """A task on ``loop`` that swallows its first ``swallows`` cancellings."""
+    refused: list[int] = []
+
+    async def stubborn() -> None:
+        while True:
+            try:
+                await asyncio.sleep(1)
+            except asyncio.CancelledError:
+                refused.append(len(refused) + 1)
+                if len(refused) > swallows:
+                    raise
+
+    return loop.create_task(stubborn()), refused
+
+
+def test_closing_ends_a_task_however_many_cancellings_it_swallows() -> None:
+    loop = EventLoop()
+    task, refused = _stubborn(loop, 300)
+    PluginLimiter(lambda identity: True, FIXED, loop=loop).close()
+    assert task.cancelled()
+    assert len(refused) == 301
+    assert loop.is_closed()
+
+
+def test_a_task_that_never_ends_is_left_behind_once_stopping_has_passed(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(plugin, "STOPPING", 0.05)
+    loop = EventLoop()
+    task, refused = _stubborn(loop, 10**9)
+    PluginLimiter(lambda identity: True, FIXED, loop=loop).close()
+    assert loop.is_closed()
+    assert not task.done()
+    assert len(refused) > 1  # cancelled again and again, not once
+    task.get_coro().close()
+    with caplog.at_level(logging.ERROR, logger="asyncio"):
+        del task
+        gc.collect()
+    assert "Task was destroyed but it is pending" in caplog.text  # asyncio says what was left
 
 
 def test_an_async_check_refuses_to_run_inside_a_running_loop() -> None:
