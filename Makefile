@@ -38,7 +38,7 @@ study: venv
 test: lint unit
 
 test-all: lint
-	$(PY) -m pytest -m 'not corpus'
+	$(PY) -m pytest -m 'not corpus' --durations=20
 
 lint: venv
 	$(PY) -m ruff check . && $(PY) -m ruff format --check . && $(PY) -m mypy
