@@ -130,9 +130,9 @@ async def _cancel_the_rest(seconds: float) -> None:
     Once is not enough: on Python 3.11 ``asyncio.wait_for`` swallows a cancelling that arrives
     as what it waits for is done, and redis-py wraps every read and write in one, so a task
     that keeps sending (a clock sync, a health check) swallows about one cancelling in four.
-    Cancelled again after each stop of a loop run, such a task swallowed up to 17 in a row on
-    a busy machine (a stop lands between a wait being done and the task's next step); with the
-    loop running on between cancellings, two at most."""
+    Cancelled again after each stop of a loop run, such a task swallowed up to 17 in a row in
+    858 closes on a busy machine (a stop lands between a wait being done and the task's next
+    step); with the loop running on between cancellings, two at most in as many."""
     loop = asyncio.get_running_loop()
     deadline = loop.time() + seconds
     while left := asyncio.all_tasks(loop) - {asyncio.current_task()}:
