@@ -309,17 +309,26 @@ class _End(asyncio.Protocol):
     def other(self) -> _End:
         return self.link.upstream if self is self.link.client else self.link.client
 
+    @property
+    def ready(self) -> bool:
+        """Whether what is read here may be written to the other side now (its connection is
+        made, and no partition holds the link); else it waits in ``held``."""
+        return self.other.transport is not None and not self.link.held
+
     # asyncio's calls
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
         assert isinstance(transport, asyncio.Transport)
         self.transport = transport
         if self is self.link.client:
             self.proxy.accepted(self.link)
-        self.other.regulate()
-        self.regulate()
+        self.other.forward()  # what the other side read before this one was connected
+        # Not regulated here but on the loop's next turn: before 3.11.3, a selector transport
+        # starts reading after connection_made returns even when it paused reading in it
+        # (Debian 12's Python is 3.11.2), so a pause made here would not hold.
+        self.proxy.loop.call_soon(self.regulate)
 
     def data_received(self, data: bytes) -> None:
-        if not self.held and self.proxy.delay == 0 and not self.link.held:
+        if self.ready and not self.held and self.proxy.delay == 0:
             self.other.write(data)
             return
         loop = self.proxy.loop
@@ -358,7 +367,7 @@ class _End(asyncio.Protocol):
         if self.timer is not None:
             self.timer.cancel()
             self.timer = None
-        if self.link.held:
+        if not self.ready:
             return
         now = self.proxy.loop.time()
         while self.held and self.held[0][0] <= now:

@@ -7,6 +7,7 @@ Time is asserted from below only (a delay takes at least its length), never from
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import os
 import signal
@@ -23,7 +24,14 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from harness.load.fault_proxy import MAX_HELD, FaultEvent, FaultProxy, FaultProxyError
+from harness.load.fault_proxy import (
+    MAX_HELD,
+    FaultEvent,
+    FaultProxy,
+    FaultProxyError,
+    _Link,
+    _Proxy,
+)
 from harness.provision import RedisServer
 
 WAIT = 10.0  # seconds any one wait of these tests may take
@@ -119,6 +127,44 @@ def test_an_end_passes_behind_what_came_before_it(proxy: FaultProxy, delay: floa
     assert receive(connection, 100) == b"$4\r\nlast\r\n"  # then the end: Redis closed
     connection.close()
     wait_for(lambda: proxy.counts().open == 0, "the proxy letting the connection go")
+
+
+class Written(asyncio.Transport):
+    """A transport that keeps what is written to it (for the proxy's flow, without sockets)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.written = b""
+
+    def write(self, data: bytes | bytearray | memoryview) -> None:
+        self.written += bytes(data)
+
+    def is_closing(self) -> bool:
+        return False
+
+    def pause_reading(self) -> None:
+        pass
+
+    def resume_reading(self) -> None:
+        pass
+
+
+def test_what_a_client_sends_before_redis_is_connected_waits_for_it() -> None:
+    # Before 3.11.3 a socket is read as soon as its connection is made, even when its protocol
+    # paused reading (Debian 12's Python is 3.11.2): the proxy may read a client's first command
+    # before its own connection to Redis is made. That command waits; it used to be dropped.
+    loop = asyncio.new_event_loop()
+    try:
+        link = _Link(_Proxy("127.0.0.1", 6379, loop))
+        link.client.transport = Written()
+        link.client.data_received(b"PING\r\n")
+        redis_side = Written()
+        link.upstream.connection_made(redis_side)
+        assert redis_side.written == b"PING\r\n"
+        link.client.data_received(b"GET k\r\n")
+        assert redis_side.written == b"PING\r\nGET k\r\n"
+    finally:
+        loop.close()
 
 
 def test_url_for_points_at_the_proxy_and_keeps_the_rest() -> None:
