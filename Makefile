@@ -15,7 +15,7 @@ $(VENV)/.installed: pyproject.toml
 # the preload of the explorer's server on virtual time, built when missing or stale; where it
 # cannot be built this says why, and the explorer's server keeps real time
 shim: $(VENV)/.installed
-	$(PY) -m harness.provision.cpuinfo_shim || true
+	$(PY) -m ratelimit_harness.harness.provision.cpuinfo_shim || true
 
 # npm ci, again only when the lock file changed
 js: $(JS)/node_modules/.installed
@@ -24,16 +24,16 @@ $(JS)/node_modules/.installed: $(JS)/package-lock.json
 	cd $(JS) && npm ci --no-audit --no-fund --loglevel=error && touch node_modules/.installed
 
 race-test: venv
-	$(PY) -m harness race-test $(RACE_ARGS)
+	$(PY) -m ratelimit_harness race-test $(RACE_ARGS)
 
 load: venv
-	$(PY) -m harness load --web $(LOAD_ARGS)
+	$(PY) -m ratelimit_harness load --web $(LOAD_ARGS)
 
 report: venv
-	$(PY) -m harness report "$$(ls -td runs/*/ | head -1)"
+	$(PY) -m ratelimit_harness report "$$(ls -td runs/*/ | head -1)"
 
 study: venv
-	$(PY) -m harness study $(STUDY_ARGS)
+	$(PY) -m ratelimit_harness study $(STUDY_ARGS)
 
 test: lint unit
 
@@ -50,13 +50,13 @@ corpus: venv
 	$(PY) -m pip install -q -e '.[dev,compare,corpus]' && $(PY) -m corpus.install && $(PY) -m pytest -m corpus $(CORPUS_ARGS)
 
 doctor: venv
-	$(PY) -m harness doctor
+	$(PY) -m ratelimit_harness doctor
 
 bench: venv
 	$(PY) bench/table.py $(BENCH_ARGS)
 
 docs: venv
-	$(PY) -m reports.bench_docs --check
+	$(PY) -m ratelimit_harness.reports.bench_docs --check
 
 redis-image:
 	scripts/build-redis-image.sh $(LOCAL_REDIS_IMAGE)

@@ -18,11 +18,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from harness.checkers import check
-from harness.history import Operation, Outcome
-from harness.history.jsonl import read_history, write_history
-from limiters import Policy
-from limiters.reference import Reference
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.harness.history import Operation, Outcome
+from ratelimit_harness.harness.history.jsonl import read_history, write_history
+from ratelimit_harness.limiters import Policy
+from ratelimit_harness.limiters.reference import Reference
 
 
 def build(policy: Policy, operations: int, keys: int, seed: int) -> list[Operation]:

@@ -36,8 +36,8 @@ from typing import Any
 
 import redis
 
-from harness.provision import provision
-from limiters import Policy, build
+from ratelimit_harness.harness.provision import provision
+from ratelimit_harness.limiters import Policy, build
 
 RAW = "raw EVALSHA"
 # each correct Lua limiter: a policy that admits every request of the run, limits' nearest

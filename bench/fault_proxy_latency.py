@@ -28,8 +28,8 @@ from typing import Any
 
 import redis
 
-from harness.load.fault_proxy import FaultProxy
-from harness.provision import provision
+from ratelimit_harness.harness.load.fault_proxy import FaultProxy
+from ratelimit_harness.harness.provision import provision
 
 WAIT = 120.0  # seconds one run of the clients may take
 PROGRAM = """

@@ -19,7 +19,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from harness.history import (
+from ratelimit_harness.harness.history import (
     Operation,
     Outcome,
     Recorder,

@@ -33,7 +33,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from reports import checkout
+from ratelimit_harness.reports import checkout
 
 FAULTS = (
     *("kill-redis", "restart-redis", "pause-redis", "kill-instance"),
@@ -46,7 +46,7 @@ SETTINGS = ("seconds", "every", "lasting", "users")
 
 def one_run(fault: str, limiter: str, args: argparse.Namespace) -> dict[str, Any]:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        command = [sys.executable, "-m", "harness", "load", "--limiter", limiter]
+        command = [sys.executable, "-m", "ratelimit_harness", "load", "--limiter", limiter]
         command += ["--nemesis", fault, "--nemesis-every", str(args.every)]
         command += ["--nemesis-for", str(args.lasting), "--duration", str(args.seconds)]
         command += ["--locustfile", "outage", "--users", str(args.users)]

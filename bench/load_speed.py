@@ -29,16 +29,16 @@ import time
 from pathlib import Path
 from typing import Any
 
-from harness.load.app import InstanceSettings
-from harness.load.rules import default_rules
-from harness.load.serve import instance_command
-from harness.provision import provision
-from harness.provision.base import free_port
+from ratelimit_harness.harness.load.app import InstanceSettings
+from ratelimit_harness.harness.load.rules import default_rules
+from ratelimit_harness.harness.load.serve import instance_command
+from ratelimit_harness.harness.provision import provision
+from ratelimit_harness.harness.provision.base import free_port
 
 LIMITERS = ("fixed-window-lua", "sliding-log-lua", "token-bucket-lua", "gcra-lua")
 NO_WAIT = """
 from locust import constant, task
-from harness.load.swarm import ApiUser
+from ratelimit_harness.harness.load.swarm import ApiUser
 
 
 class Flat(ApiUser):
@@ -99,7 +99,7 @@ def middleware_cost(seconds: float) -> list[dict[str, Any]]:
 
 def load(args: list[str]) -> dict[str, object]:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        command = [sys.executable, "-m", "harness", "load", *args, "--json", out.name]
+        command = [sys.executable, "-m", "ratelimit_harness", "load", *args, "--json", out.name]
         subprocess.run(command, capture_output=True, check=False)
         return dict(json.loads(Path(out.name).read_text()))
 

@@ -31,7 +31,7 @@ CORRECT = (
 
 def one_run(limiter: str, seconds: float) -> tuple[int, set[str], int]:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        command = [sys.executable, "-m", "harness", "load", "--limiter", limiter]
+        command = [sys.executable, "-m", "ratelimit_harness", "load", "--limiter", limiter]
         command += ["--duration", str(seconds), "--instances", "4", "--json", out.name]
         code = subprocess.run(command, capture_output=True, check=False).returncode
         verdict = json.loads(Path(out.name).read_text()) if code in (0, 1) else {"rules": []}

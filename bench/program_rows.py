@@ -23,11 +23,17 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from harness.explorer.campaign import PROFILES, Target, js_targets, run_row, targets
-from harness.explorer.process_instance import POOL
-from harness.history.races import RaceTestRow
-from harness.provision import provision_explorer
-from limiters.js_catalogue import JS_CATALOGUE, unavailable
+from ratelimit_harness.harness.explorer.campaign import (
+    PROFILES,
+    Target,
+    js_targets,
+    run_row,
+    targets,
+)
+from ratelimit_harness.harness.explorer.process_instance import POOL
+from ratelimit_harness.harness.history.races import RaceTestRow
+from ratelimit_harness.harness.provision import provision_explorer
+from ratelimit_harness.limiters.js_catalogue import JS_CATALOGUE, unavailable
 
 ROWS = ["fixed-window-incr-expire", "naive-get-set"]
 

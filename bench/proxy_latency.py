@@ -23,8 +23,8 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from harness.explorer.proxy import SchedulingProxy
-from harness.provision import provision
+from ratelimit_harness.harness.explorer.proxy import SchedulingProxy
+from ratelimit_harness.harness.provision import provision
 
 WAIT = 60.0  # seconds one run of the program may take
 PROGRAM = """

@@ -18,11 +18,17 @@ import statistics
 import sys
 from typing import Any
 
-from harness.explorer.campaign import FLAW_BUDGET, PROFILES, Target, shows, targets
-from harness.explorer.explore import Exploration, explore
-from harness.explorer.run import Setup
-from harness.provision import provision
-from limiters import Policy
+from ratelimit_harness.harness.explorer.campaign import (
+    FLAW_BUDGET,
+    PROFILES,
+    Target,
+    shows,
+    targets,
+)
+from ratelimit_harness.harness.explorer.explore import Exploration, explore
+from ratelimit_harness.harness.explorer.run import Setup
+from ratelimit_harness.harness.provision import provision
+from ratelimit_harness.limiters import Policy
 
 GOALS = {"sweep": 1.0, "search": 20.0}  # seconds: to find; to find and shrink
 

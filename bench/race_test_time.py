@@ -1,6 +1,6 @@
 """race-test's wall time on one core and on every core, and the explorer's schedules per second.
 
-Runs ``python -m harness race-test --seed 1`` once per ``--jobs`` value (default: 1, then every
+Runs ``ratelimit-harness race-test --seed 1`` once per ``--jobs`` value (default: 1, then every
 core), each on its own embedded Redis, and prints the wall time of each, the speed-up over one
 job, and the explorer's schedules per second: every row's schedules over every row's seconds in
 the first run (searching, shrinking and replaying; the naive stress test is not in a row's
@@ -25,7 +25,7 @@ from typing import Any
 def race_test(jobs: str) -> tuple[float, dict[str, Any]]:
     """Wall seconds of one race-test, and its JSON table."""
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        command = [sys.executable, "-m", "harness", "race-test", "--seed", "1"]
+        command = [sys.executable, "-m", "ratelimit_harness", "race-test", "--seed", "1"]
         command += ["--redis", "embedded", "--json", out.name]
         if jobs != "all":
             command += ["--jobs", jobs]

@@ -1,6 +1,6 @@
 """The explorer's schedules per second on a few limiters, and against another checkout.
 
-Each round runs ``python -m harness race --limiter NAME --seed 1 --json OUT`` once per limiter
+Each round runs ``ratelimit-harness race --limiter NAME --seed 1 --json OUT`` once per limiter
 (a correct one runs its whole budget; a broken one finds, shrinks and searches again), in a
 process of its own, on the server on virtual time the command starts, and reads the schedules it
 ran and their seconds from its JSON. With ``--against DIR`` (a checkout of the same project,
@@ -30,7 +30,16 @@ def rate(checkout: Path, limiter: str) -> float:
     """Schedules per second of one race, run from ``checkout`` (its code first on the path)."""
     with tempfile.TemporaryDirectory() as scratch:
         out = Path(scratch) / "race.json"
-        command = [sys.executable, "-m", "harness", "race", "--limiter", limiter, "--seed", "1"]
+        command = [
+            sys.executable,
+            "-m",
+            "ratelimit_harness",
+            "race",
+            "--limiter",
+            limiter,
+            "--seed",
+            "1",
+        ]
         command += ["--json", str(out), "--trace", str(Path(scratch) / "trace.json")]
         subprocess.run(command, cwd=checkout, capture_output=True, check=False, timeout=600)
         if not out.exists():

@@ -9,9 +9,9 @@ A benchmark that fails is a row saying so, and the run then exits 1.
     .venv/bin/python bench/table.py [--quick] [--with-load-verdicts] [--only NAME ...]
 
 Where the figures go. A full run (the default, ``make bench``) writes them to
-``bench/results.json``, which is committed, then renders the docs' figure blocks from it
-(``python -m reports.bench_docs``). ``--quick`` runs each with smaller counts (a minute or two
-in all, for a first look) and writes ``bench/results-quick.json`` instead, which is not
+``bench/results.json``, which is committed, then renders the docs' figure blocks from it (``python
+-m ratelimit_harness.reports.bench_docs``). ``--quick`` runs each with smaller counts (a minute or
+two in all, for a first look) and writes ``bench/results-quick.json`` instead, which is not
 committed: a quick look never replaces the full figures or touches the docs. ``--results FILE``
 writes to FILE and leaves the docs alone.
 
@@ -49,9 +49,9 @@ from typing import Any
 
 import redis
 
-from harness.provision import RedisServer, provision, provision_explorer
-from reports import checkout
-from reports.bench_docs import rewrite
+from ratelimit_harness.harness.provision import RedisServer, provision, provision_explorer
+from ratelimit_harness.reports import checkout
+from ratelimit_harness.reports.bench_docs import rewrite
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "results.json"  # the docs' figures

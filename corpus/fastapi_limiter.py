@@ -10,7 +10,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from corpus.connection import url_of, whole_seconds
-from limiters import Policy
+from ratelimit_harness.limiters import Policy
 
 
 def rate_limiter(client: Any, policy: Policy) -> Callable[[str], Awaitable[bool]]:

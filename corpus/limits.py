@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from corpus.connection import url_of, whole_seconds
-from limiters import Policy
+from ratelimit_harness.limiters import Policy
 
 
 def fixed_window(client: Any, policy: Policy) -> Callable[[str], bool]:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from corpus.connection import whole_seconds
-from limiters import Policy
+from ratelimit_harness.limiters import Policy
 
 
 def redis_bucket_v2(client: Any, policy: Policy) -> Callable[[str], bool]:

@@ -1,4 +1,4 @@
-"""Race one corpus row as a user would, ``python -m harness race``, in a subprocess whose
+"""Race one corpus row as a user would, ``ratelimit-harness race``, in a subprocess whose
 ``PYTHONPATH`` puts the row's library release first, and read what it found from ``--json``."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 from corpus.install import ROOT
 from corpus.readme import verdict
 from corpus.table import Row
-from limiters.program import EXEC
+from ratelimit_harness.limiters.program import EXEC
 
 SEED = 1  # one seed for every row, so a rerun draws the same schedules
 MAX_EXAMPLES = 300  # schedules per search (race's quick profile): the corpus takes minutes
@@ -53,7 +53,7 @@ def _limiter(row: Row) -> str:
 
 def race(row: Row, workdir: Path) -> Raced:
     summary, traces = workdir / f"{row.slug}.json", workdir / f"{row.slug}-trace.json"
-    command = [sys.executable, "-m", "harness", "race", "--limiter", _limiter(row)]
+    command = [sys.executable, "-m", "ratelimit_harness", "race", "--limiter", _limiter(row)]
     command += ["--policy", row.policy, "--nemesis", row.nemesis, "--seed", str(SEED)]
     command += ["--max-examples", str(MAX_EXAMPLES), "--json", str(summary), "--trace", str(traces)]
     paths = [str(ROOT)] if row.shared else [str(ROOT / row.directory), str(ROOT)]

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from corpus.connection import whole_seconds
-from limiters import Policy
+from ratelimit_harness.limiters import Policy
 
 
 def rate_limit(client: Any, policy: Policy) -> Callable[[str], bool]:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from typing import Any
 
 from corpus.connection import url_of
-from limiters import Policy
+from ratelimit_harness.limiters import Policy
 
 # DRF's rates name their period by its first letter: seconds, minutes, hours or days
 _PERIODS = {1.0: "s", 60.0: "m", 3600.0: "h", 86400.0: "d"}

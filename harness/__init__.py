@@ -1,1 +1,1 @@
-"""ratelimit-harness: load-testing and correctness verification for Redis rate limiters."""
+"""The harness: provisioning, the race explorer, load, the checkers, histories and the CLI."""

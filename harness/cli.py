@@ -1,4 +1,4 @@
-"""``python -m harness <command>``: argument parsing and exit codes; the work lives elsewhere.
+"""``ratelimit-harness <command>``: argument parsing and exit codes; the work lives elsewhere.
 
 Exit codes: 0 success, 1 the command's check failed, 2 bad input or an unusable environment.
 """
@@ -14,19 +14,32 @@ from typing import Any
 
 import redis
 
-from harness import listing
-from harness.checkers import check
-from harness.errors import BadArgument, HarnessError, LimiterError, described, writing
-from harness.history import HistoryError
-from harness.history.jsonl import read_history
-from harness.history.snapshot import read_snapshot
-from harness.provision import Unavailable, provision
-from harness.provision.doctor import diagnose
-from harness.rundir import never_judged_load, rejudge
-from harness.terminate import exit_on_sigterm, pause
-from limiters import CATALOGUE, Policy, PolicyError, ProgramError, UnknownLimiter, resolve
-from limiters.plugin import PluginError
-from limiters.program import EXEC
+from ratelimit_harness.harness import listing
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.harness.errors import (
+    BadArgument,
+    HarnessError,
+    LimiterError,
+    described,
+    writing,
+)
+from ratelimit_harness.harness.history import HistoryError
+from ratelimit_harness.harness.history.jsonl import read_history
+from ratelimit_harness.harness.history.snapshot import read_snapshot
+from ratelimit_harness.harness.provision import Unavailable, provision
+from ratelimit_harness.harness.provision.doctor import diagnose
+from ratelimit_harness.harness.rundir import never_judged_load, rejudge
+from ratelimit_harness.harness.terminate import exit_on_sigterm, pause
+from ratelimit_harness.limiters import (
+    CATALOGUE,
+    Policy,
+    PolicyError,
+    ProgramError,
+    UnknownLimiter,
+    resolve,
+)
+from ratelimit_harness.limiters.plugin import PluginError
+from ratelimit_harness.limiters.program import EXEC
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -60,7 +73,7 @@ def usage_errors() -> tuple[type[Exception], ...]:
 
 
 def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="python -m harness", description=__doc__.splitlines()[0])
+    top = argparse.ArgumentParser(prog="ratelimit-harness", description=__doc__.splitlines()[0])
     commands = top.add_subparsers(dest="command", required=True, metavar="command")
 
     doctor = commands.add_parser("doctor", help="which ways of getting a Redis work here")
@@ -295,7 +308,7 @@ def add_flush_option(command: argparse.ArgumentParser) -> None:
 
 
 def run_report(args: argparse.Namespace) -> int:
-    from harness.report import write_report
+    from ratelimit_harness.harness.report import write_report
 
     written = write_report([Path(run) for run in args.runs], Path(args.out) if args.out else None)
     print("\n".join(map(str, written)))
@@ -303,7 +316,7 @@ def run_report(args: argparse.Namespace) -> int:
 
 
 def run_study(args: argparse.Namespace) -> int:
-    from harness.study.command import run
+    from ratelimit_harness.harness.study.command import run
 
     return run(args)
 
@@ -371,7 +384,7 @@ def _recheck(directory: Path) -> int:
     violation, and each said to match the verdict the run recorded, or not. A load run never
     judged (its harness died) is judged now."""
     if never_judged_load(directory):
-        from harness.load.commands import judge_run_dir
+        from ratelimit_harness.harness.load.commands import judge_run_dir
 
         return judge_run_dir(directory)
     found = rejudge(directory)
@@ -388,7 +401,7 @@ def load_command(name: str) -> Callable[[argparse.Namespace], int]:
     """A command of the load half, imported when run (it brings Locust's dependencies)."""
 
     def run(args: argparse.Namespace) -> int:
-        from harness.load import commands
+        from ratelimit_harness.harness.load import commands
 
         return int(getattr(commands, name)(args))
 
@@ -399,7 +412,7 @@ def explorer_command(name: str) -> Callable[[argparse.Namespace], int]:
     """A command of the race explorer, imported when run (it brings Hypothesis along)."""
 
     def run(args: argparse.Namespace) -> int:
-        from harness.explorer import commands
+        from ratelimit_harness.harness.explorer import commands
 
         return int(getattr(commands, name)(args))
 

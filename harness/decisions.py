@@ -3,8 +3,8 @@ every driver that asks a limiter and records what it said (the explorer, stress,
 
 from __future__ import annotations
 
-from harness.history import Operation, Outcome
-from limiters import Decision
+from ratelimit_harness.harness.history import Operation, Outcome
+from ratelimit_harness.limiters import Decision
 
 
 def decided(

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from harness.checkers import Verdict
-from harness.provision.doctor import Finding
-from limiters import CATALOGUE, Decision
+from ratelimit_harness.harness.checkers import Verdict
+from ratelimit_harness.harness.provision.doctor import Finding
+from ratelimit_harness.limiters import CATALOGUE, Decision
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     """Left-aligned columns, two spaces apart, with a header rule, as wide as the cells are (the
     reports' terminal table, unwrapped; imported here, so a command that prints none does not
     load the reports)."""
-    from reports import terminal
+    from ratelimit_harness.reports import terminal
 
     return terminal.table(headers, [list(map(str, row)) for row in rows], width=None)
 

@@ -5,7 +5,7 @@ plugin through the ``pytest11`` entry point):
         result = race("mymod:factory", "fixed-window:limit=1,window=10")
         assert result.clean, result
 
-``race(limiter, policy, **options)`` explores with the engine behind ``python -m harness race``
+``race(limiter, policy, **options)`` explores with the engine behind ``ratelimit-harness race``
 and returns a ``RaceResult``; ``redis_url`` is the Redis it races on (``$REDIS_URL``, else one
 the harness starts, once per session). The explorer is imported only when a test races.
 """
@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from harness.explorer.explore import Exploration
-    from harness.provision import RedisServer
+    from ratelimit_harness.harness.explorer.explore import Exploration
+    from ratelimit_harness.harness.provision import RedisServer
 
 # factory objects passed to ``race``, each under a name that ``limiters.resolve`` imports like
 # any ``module:attribute`` plug-in, so the explorer (and its instance threads) needs nothing new
@@ -75,7 +75,7 @@ def race_redis_server() -> Iterator[RedisServer]:
     """The Redis races run on: ``$REDIS_URL`` (it must hold no keys; a race deletes only the
     keys it made), else a container where Docker answers, else an embedded server (each race
     flushes it); started once per session."""
-    from harness.provision import provision_explorer
+    from ratelimit_harness.harness.provision import provision_explorer
 
     with provision_explorer() as server:
         yield server
@@ -135,14 +135,14 @@ def _race(
     judge_by: str | None = None,
     allow_unscheduled: bool = False,
 ) -> RaceResult:
-    from harness.errors import LimiterError, Unscheduled
-    from harness.explorer.campaign import FLAW_BUDGET, PROFILES, shows
-    from harness.explorer.keyspace import claim
-    from harness.explorer.schedules import space_for
-    from harness.explorer.spec import RaceSpec, any_violation
-    from harness.explorer.trace import render
-    from harness.explorer.unseen import said
-    from limiters import Policy, resolve
+    from ratelimit_harness.harness.errors import LimiterError, Unscheduled
+    from ratelimit_harness.harness.explorer.campaign import FLAW_BUDGET, PROFILES, shows
+    from ratelimit_harness.harness.explorer.keyspace import claim
+    from ratelimit_harness.harness.explorer.schedules import space_for
+    from ratelimit_harness.harness.explorer.spec import RaceSpec, any_violation
+    from ratelimit_harness.harness.explorer.trace import render
+    from ratelimit_harness.harness.explorer.unseen import said
+    from ratelimit_harness.limiters import Policy, resolve
 
     resolve(limiter)  # a bad name fails here, with the plug-in's own message
     label = limiter if isinstance(limiter, str) else getattr(limiter, "__name__", repr(limiter))

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.errors import BadArgument, writing
+from ratelimit_harness.harness.errors import BadArgument, writing
 
 
 def write_report(sources: list[Path], out: Path | None = None) -> list[Path]:
     """Every report of a run directory or a saved race (``summary.md``, ``junit.xml``, the
     plots, ``report.html`` last) into ``out`` (default: the run directory, or the trace's
     own); several load run directories make ``instances.png`` instead."""
-    from reports import build, build_instances
+    from ratelimit_harness.reports import build, build_instances
 
     for source in sources:
         if not source.exists():
@@ -30,8 +30,8 @@ def write_report(sources: list[Path], out: Path | None = None) -> list[Path]:
 
 def shown_in_terminal(source: Path) -> str:
     """The report of a run directory as the terminal shows it (``reports.terminal``)."""
-    from reports import read, report
-    from reports.terminal import render
+    from ratelimit_harness.reports import read, report
+    from ratelimit_harness.reports.terminal import render
 
     try:
         return render(report(read(source)))

@@ -1,5 +1,5 @@
 """One run, one directory, named here and only here; and what any run keeps in it so that it can
-be judged again later (``python -m harness check RUN_DIR``) without running it again.
+be judged again later (``ratelimit-harness check RUN_DIR``) without running it again.
 
 A run directory is ``runs/KIND[-NAME]-YYYYmmdd-HHMMSS`` (``-2``, ``-3``... after it when that
 is taken: two runs never share one); its ``manifest.json`` says what ran. Each history it judged
@@ -19,13 +19,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.checkers import Verdict, check
-from harness.errors import HarnessError, writing
-from harness.history import Operation, read_history, write_history
-from harness.history.files import write_json
-from harness.history.loads import VERDICT as LOAD_VERDICT
-from harness.history.snapshot import read_snapshot, write_snapshot
-from limiters import Policy
+from ratelimit_harness.harness.checkers import Verdict, check
+from ratelimit_harness.harness.errors import HarnessError, writing
+from ratelimit_harness.harness.history import Operation, read_history, write_history
+from ratelimit_harness.harness.history.files import write_json
+from ratelimit_harness.harness.history.loads import VERDICT as LOAD_VERDICT
+from ratelimit_harness.harness.history.snapshot import read_snapshot, write_snapshot
+from ratelimit_harness.limiters import Policy
 
 RUNS = Path("runs")
 MANIFEST = "manifest.json"

@@ -6,12 +6,12 @@
 from collections.abc import Callable
 from typing import Any
 
-from limiters.base import Clock, Limiter
-from limiters.catalogue import CATALOGUE, Entry, Flaw
-from limiters.decision import Decision
-from limiters.plugin import PluginError, name_of, plugin_builder
-from limiters.policy import KINDS, Policy, PolicyError
-from limiters.program import EXEC, ProgramError, program_builder
+from ratelimit_harness.limiters.base import Clock, Limiter
+from ratelimit_harness.limiters.catalogue import CATALOGUE, Entry, Flaw
+from ratelimit_harness.limiters.decision import Decision
+from ratelimit_harness.limiters.plugin import PluginError, name_of, plugin_builder
+from ratelimit_harness.limiters.policy import KINDS, Policy, PolicyError
+from ratelimit_harness.limiters.program import EXEC, ProgramError, program_builder
 
 __all__ = [
     "CATALOGUE",

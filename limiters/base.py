@@ -22,9 +22,9 @@ from functools import cache
 from importlib import resources
 from typing import Any, ClassVar, Protocol
 
-from limiters.decision import Decision
-from limiters.lua import LuaScript
-from limiters.policy import Policy, PolicyError
+from ratelimit_harness.limiters.decision import Decision
+from ratelimit_harness.limiters.lua import LuaScript
+from ratelimit_harness.limiters.policy import Policy, PolicyError
 
 Clock = Callable[[], float]
 

@@ -12,24 +12,24 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
 
-from limiters.base import Limiter
-from limiters.colleague import Colleague
-from limiters.fixed_window_first_lua import FixedWindowFirstLua
-from limiters.fixed_window_incr_expire import FixedWindowIncrExpire
-from limiters.fixed_window_lua import FixedWindowLua
-from limiters.fixed_window_setnx_incr import FixedWindowSetnxIncr
-from limiters.gcra_lua import GcraLua
-from limiters.in_memory import InMemory
-from limiters.leaky_bucket import LeakyBucket
-from limiters.naive_get_set import NaiveGetSet
-from limiters.policy import Policy
-from limiters.sliding_counter_lua import SlidingCounterLua
-from limiters.sliding_counter_mget_incr import SlidingCounterMgetIncr
-from limiters.sliding_log_lua import SlidingLogLua
-from limiters.sliding_log_pipeline import SlidingLogPipeline
-from limiters.token_bucket_client_clock import TokenBucketClientClock
-from limiters.token_bucket_lua import TokenBucketLua
-from limiters.token_bucket_nonatomic import TokenBucketNonatomic
+from ratelimit_harness.limiters.base import Limiter
+from ratelimit_harness.limiters.colleague import Colleague
+from ratelimit_harness.limiters.fixed_window_first_lua import FixedWindowFirstLua
+from ratelimit_harness.limiters.fixed_window_incr_expire import FixedWindowIncrExpire
+from ratelimit_harness.limiters.fixed_window_lua import FixedWindowLua
+from ratelimit_harness.limiters.fixed_window_setnx_incr import FixedWindowSetnxIncr
+from ratelimit_harness.limiters.gcra_lua import GcraLua
+from ratelimit_harness.limiters.in_memory import InMemory
+from ratelimit_harness.limiters.leaky_bucket import LeakyBucket
+from ratelimit_harness.limiters.naive_get_set import NaiveGetSet
+from ratelimit_harness.limiters.policy import Policy
+from ratelimit_harness.limiters.sliding_counter_lua import SlidingCounterLua
+from ratelimit_harness.limiters.sliding_counter_mget_incr import SlidingCounterMgetIncr
+from ratelimit_harness.limiters.sliding_log_lua import SlidingLogLua
+from ratelimit_harness.limiters.sliding_log_pipeline import SlidingLogPipeline
+from ratelimit_harness.limiters.token_bucket_client_clock import TokenBucketClientClock
+from ratelimit_harness.limiters.token_bucket_lua import TokenBucketLua
+from ratelimit_harness.limiters.token_bucket_nonatomic import TokenBucketNonatomic
 
 
 class Flaw(StrEnum):

@@ -6,8 +6,8 @@ window is 60 s whatever the policy says, has no start, and every SETEX pushes it
 away (wrongful rejection).
 """
 
-from limiters.base import RedisLimiter
-from limiters.decision import Decision
+from ratelimit_harness.limiters.base import RedisLimiter
+from ratelimit_harness.limiters.decision import Decision
 
 HARD_CODED_WINDOW = 60
 

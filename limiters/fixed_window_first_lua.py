@@ -1,7 +1,7 @@
 """fixed-window-first-lua: a window started by the first admission after the last one ended,
 as a key's TTL starts it, in one Lua script on server time (correct)."""
 
-from limiters.script_limiter import ScriptLimiter
+from ratelimit_harness.limiters.script_limiter import ScriptLimiter
 
 
 class FixedWindowFirstLua(ScriptLimiter):

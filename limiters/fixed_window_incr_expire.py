@@ -6,8 +6,8 @@ leaves a counter with no TTL, which never expires (immortal key).
 
 import math
 
-from limiters.base import RedisLimiter
-from limiters.decision import Decision
+from ratelimit_harness.limiters.base import RedisLimiter
+from ratelimit_harness.limiters.decision import Decision
 
 
 class FixedWindowIncrExpire(RedisLimiter):

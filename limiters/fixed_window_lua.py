@@ -1,6 +1,6 @@
 """fixed-window-lua: GET, compare and INCR as one Lua script on server time (correct)."""
 
-from limiters.script_limiter import ScriptLimiter
+from ratelimit_harness.limiters.script_limiter import ScriptLimiter
 
 
 class FixedWindowLua(ScriptLimiter):

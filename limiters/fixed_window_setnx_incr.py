@@ -6,8 +6,8 @@ INCR creates a fresh counter without a TTL (immortal key).
 
 import math
 
-from limiters.base import RedisLimiter
-from limiters.decision import Decision
+from ratelimit_harness.limiters.base import RedisLimiter
+from ratelimit_harness.limiters.decision import Decision
 
 
 class FixedWindowSetnxIncr(RedisLimiter):

@@ -1,6 +1,6 @@
 """gcra-lua: the generic cell rate algorithm on one key, server time (correct)."""
 
-from limiters.script_limiter import ScriptLimiter
+from ratelimit_harness.limiters.script_limiter import ScriptLimiter
 
 
 class GcraLua(ScriptLimiter):

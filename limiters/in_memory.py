@@ -8,9 +8,9 @@ import math
 import time
 from typing import Any
 
-from limiters.base import Clock
-from limiters.decision import Decision
-from limiters.policy import Policy, PolicyError
+from ratelimit_harness.limiters.base import Clock
+from ratelimit_harness.limiters.decision import Decision
+from ratelimit_harness.limiters.policy import Policy, PolicyError
 
 
 class InMemory:

@@ -18,8 +18,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from limiters.catalogue import CATALOGUE, Flaw
-from limiters.policy import Policy
+from ratelimit_harness.limiters.catalogue import CATALOGUE, Flaw
+from ratelimit_harness.limiters.policy import Policy
 
 HOME = Path(__file__).resolve().parent / "js"
 FAULTS = frozenset({"crash", "stall", "skew"})

@@ -4,7 +4,7 @@
 that long, then makes its call. Departures never come closer than 1/rate seconds apart.
 """
 
-from limiters.script_limiter import ScriptLimiter
+from ratelimit_harness.limiters.script_limiter import ScriptLimiter
 
 
 class LeakyBucket(ScriptLimiter):

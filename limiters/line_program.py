@@ -1,15 +1,15 @@
 """Any limiter of this package, or any ``module:attr`` factory, as a program on the line protocol
 (``limiters.program``):
 
-    python -m limiters.line_program NAME
+    python -m ratelimit_harness.limiters.line_program NAME
 
 reads ``REDIS_URL`` and ``RATELIMIT_POLICY``, builds ``NAME`` on a redis-py client as the load
-half's app does, and answers each identity on stdin with its decision, a JSON object of the
-fields the limiter told, until end of input. So the same limiter can be raced in-process (its
-name) and as an OS process behind the explorer's proxy (``exec:python -m limiters.line_program
-NAME``), and the two verdicts compared. A check that raises answers ``{"error": ...}`` (no
-decision) and says so on stderr. Bad input (no such limiter, a missing variable, a policy it
-cannot enforce): one line on stderr, exit code 2.
+half's app does, and answers each identity on stdin with its decision, a JSON object of the fields
+the limiter told, until end of input. So the same limiter can be raced in-process (its name) and as
+an OS process behind the explorer's proxy (``exec:python -m ratelimit_harness.limiters.line_program
+NAME``), and the two verdicts compared. A check that raises answers ``{"error": ...}`` (no decision)
+and says so on stderr. Bad input (no such limiter, a missing variable, a policy it cannot enforce):
+one line on stderr, exit code 2.
 """
 
 from __future__ import annotations
@@ -21,10 +21,10 @@ from typing import Any
 
 import redis
 
-from limiters import PluginError, PolicyError, UnknownLimiter, resolve
-from limiters.decision import Decision
-from limiters.policy import Policy
-from limiters.program import FIELDS
+from ratelimit_harness.limiters import PluginError, PolicyError, UnknownLimiter, resolve
+from ratelimit_harness.limiters.decision import Decision
+from ratelimit_harness.limiters.policy import Policy
+from ratelimit_harness.limiters.program import FIELDS
 
 
 def answer_line(decision: Decision) -> str:
@@ -40,7 +40,7 @@ def main(argv: list[str]) -> int:
     name = f"line_program[{os.environ.get('RATELIMIT_INSTANCE', '-')}]"
     try:
         if len(argv) != 1:
-            raise ValueError("usage: python -m limiters.line_program LIMITER")
+            raise ValueError("usage: python -m ratelimit_harness.limiters.line_program LIMITER")
         url, spec = os.environ.get("REDIS_URL"), os.environ.get("RATELIMIT_POLICY")
         if not url or not spec:
             raise ValueError("REDIS_URL and RATELIMIT_POLICY must be set")

@@ -4,8 +4,8 @@ Two instances that GET the same count both admit (over-admission), and every SET
 key's TTL, so the window never closes while admissions keep coming (wrongful rejection).
 """
 
-from limiters.base import RedisLimiter
-from limiters.decision import Decision
+from ratelimit_harness.limiters.base import RedisLimiter
+from ratelimit_harness.limiters.decision import Decision
 
 
 class NaiveGetSet(RedisLimiter):

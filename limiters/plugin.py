@@ -20,8 +20,8 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote
 
-from limiters.decision import Decision
-from limiters.policy import Policy
+from ratelimit_harness.limiters.decision import Decision
+from ratelimit_harness.limiters.policy import Policy
 
 
 class PluginError(ValueError):

@@ -39,9 +39,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from limiters.decision import Decision
-from limiters.plugin import url_of
-from limiters.policy import Policy
+from ratelimit_harness.limiters.decision import Decision
+from ratelimit_harness.limiters.plugin import url_of
+from ratelimit_harness.limiters.policy import Policy
 
 EXEC = "exec:"  # a limiter named ``exec:COMMAND`` is that program (``program_builder``)
 GRACE = 2.0  # seconds a program has to exit once its input ends, before it is killed

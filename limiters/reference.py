@@ -11,9 +11,9 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from limiters.base import Clock
-from limiters.decision import Decision
-from limiters.policy import FIRST_ANCHORED, Policy
+from ratelimit_harness.limiters.base import Clock
+from ratelimit_harness.limiters.decision import Decision
+from ratelimit_harness.limiters.policy import FIRST_ANCHORED, Policy
 
 
 @dataclass

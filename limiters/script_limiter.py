@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from limiters.base import RedisLimiter, lua_source
-from limiters.decision import Decision
-from limiters.lua import LuaScript
-from limiters.policy import Policy
+from ratelimit_harness.limiters.base import RedisLimiter, lua_source
+from ratelimit_harness.limiters.decision import Decision
+from ratelimit_harness.limiters.lua import LuaScript
+from ratelimit_harness.limiters.policy import Policy
 
 
 class ScriptLimiter(RedisLimiter):

@@ -1,7 +1,7 @@
 """sliding-counter-lua: Part 4's weighted two-window counter as one script (correct for its
 own, approximate policy)."""
 
-from limiters.script_limiter import ScriptLimiter
+from ratelimit_harness.limiters.script_limiter import ScriptLimiter
 
 
 class SlidingCounterLua(ScriptLimiter):

@@ -3,8 +3,8 @@ decide in the app, then INCR and EXPIRE: instances that read the same counts all
 
 import math
 
-from limiters.base import RedisLimiter
-from limiters.decision import Decision
+from ratelimit_harness.limiters.base import RedisLimiter
+from ratelimit_harness.limiters.decision import Decision
 
 
 class SlidingCounterMgetIncr(RedisLimiter):

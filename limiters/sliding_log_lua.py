@@ -2,7 +2,7 @@
 
 import os
 
-from limiters.script_limiter import ScriptLimiter
+from ratelimit_harness.limiters.script_limiter import ScriptLimiter
 
 
 class SlidingLogLua(ScriptLimiter):

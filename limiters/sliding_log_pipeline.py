@@ -7,8 +7,8 @@ requests stay in the log, so a client that keeps asking is locked out (wrongful 
 
 import random
 
-from limiters.base import RedisLimiter
-from limiters.decision import Decision
+from ratelimit_harness.limiters.base import RedisLimiter
+from ratelimit_harness.limiters.decision import Decision
 
 
 class SlidingLogPipeline(RedisLimiter):

@@ -4,8 +4,8 @@ Atomic, but the instances' clocks disagree: one that runs behind sets last_refil
 and the next instance refills that stretch a second time (over-admission under clock skew).
 """
 
-from limiters.base import RedisLimiter
-from limiters.decision import Decision
+from ratelimit_harness.limiters.base import RedisLimiter
+from ratelimit_harness.limiters.decision import Decision
 
 
 class TokenBucketClientClock(RedisLimiter):

@@ -1,6 +1,6 @@
 """token-bucket-lua: Part 5's bucket, atomic, reading the server's TIME (correct)."""
 
-from limiters.script_limiter import ScriptLimiter
+from ratelimit_harness.limiters.script_limiter import ScriptLimiter
 
 
 class TokenBucketLua(ScriptLimiter):

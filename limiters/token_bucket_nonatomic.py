@@ -4,8 +4,8 @@ a token in the app, HSET it back: two instances that read the same count spend o
 
 import math
 
-from limiters.base import RedisLimiter
-from limiters.decision import Decision
+from ratelimit_harness.limiters.base import RedisLimiter
+from ratelimit_harness.limiters.decision import Decision
 
 
 class TokenBucketNonatomic(RedisLimiter):

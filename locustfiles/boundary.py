@@ -1,7 +1,7 @@
 """The boundary attack (Part 2): each attacker sends a volley just before a window edge of
 /api/*'s rule and another just after it. A fixed window admits both (twice its limit within a
 moment); judge the rule by the sliding window of the same limit to see it:
-``python -m harness load --locustfile boundary --judge-by sliding-window:limit=10,window=1``."""
+``ratelimit-harness load --locustfile boundary --judge-by sliding-window:limit=10,window=1``."""
 
 import itertools
 import time
@@ -9,7 +9,7 @@ import time
 import gevent
 from locust import constant, task
 
-from harness.load.swarm import ApiUser
+from ratelimit_harness.harness.load.swarm import ApiUser
 
 VOLLEY, LEAD = 10, 0.05  # requests per volley; seconds before and after the edge
 _numbers = itertools.count()

@@ -5,7 +5,7 @@ import random
 
 from locust import between, task
 
-from harness.load.swarm import ApiUser
+from ratelimit_harness.harness.load.swarm import ApiUser
 
 API_KEYS = [f"team-{n}" for n in range(4)]
 

@@ -7,7 +7,7 @@ import random
 
 from locust import constant, task
 
-from harness.load.swarm import ApiUser
+from ratelimit_harness.harness.load.swarm import ApiUser
 
 API_KEYS = [f"herd-{n}" for n in range(8)]
 

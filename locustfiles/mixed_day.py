@@ -1,7 +1,7 @@
 """A mixed day: fair users, bursting teams, free and pro tenants, a credential-stuffing run and
 an OTP flood, all at once, in proportions a busy API might see."""
 
-from locustfiles import burst, otp_flood, steady, stuffing, tenants
+from ratelimit_harness.locustfiles import burst, otp_flood, steady, stuffing, tenants
 
 
 class Fair(steady.FairClient):

@@ -7,7 +7,7 @@ import itertools
 
 from locust import constant_pacing, task
 
-from harness.load.swarm import ApiUser
+from ratelimit_harness.harness.load.swarm import ApiUser
 
 _numbers = itertools.count()
 

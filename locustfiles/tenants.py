@@ -5,7 +5,7 @@ import random
 
 from locust import between, task
 
-from harness.load.swarm import ApiUser
+from ratelimit_harness.harness.load.swarm import ApiUser
 
 
 class FreeTenant(ApiUser):

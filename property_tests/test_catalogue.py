@@ -10,8 +10,8 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.explorer.campaign import Target, targets
-from harness.pytest_plugin import RaceResult
+from ratelimit_harness.harness.explorer.campaign import Target, targets
+from ratelimit_harness.harness.pytest_plugin import RaceResult
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]  # make race-test races the same
 

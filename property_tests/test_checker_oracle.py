@@ -56,12 +56,12 @@ import pytest
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from harness.checkers import check
-from harness.checkers.edges import EDGE
-from harness.checkers.timeline import bucket_params, window_params
-from harness.history import Operation, Outcome
-from limiters import Policy
-from limiters.policy import FIRST_ANCHORED, KINDS
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.harness.checkers.edges import EDGE
+from ratelimit_harness.harness.checkers.timeline import bucket_params, window_params
+from ratelimit_harness.harness.history import Operation, Outcome
+from ratelimit_harness.limiters import Policy
+from ratelimit_harness.limiters.policy import FIRST_ANCHORED, KINDS
 
 GRID = 0.25
 LATER = math.inf  # any instant after the one a rejection is judged at: they all count alike

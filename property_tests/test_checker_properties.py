@@ -14,11 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.checkers import check
-from harness.checkers.edges import EDGE
-from harness.history import Operation, Outcome
-from limiters import Policy
-from limiters.reference import Reference
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.harness.checkers.edges import EDGE
+from ratelimit_harness.harness.history import Operation, Outcome
+from ratelimit_harness.limiters import Policy
+from ratelimit_harness.limiters.reference import Reference
 from tests.clocks import ManualClock
 
 QUANTUM = 0.1

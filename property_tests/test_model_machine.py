@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, rule
 
-from limiters import CATALOGUE, Policy
-from limiters.reference import Reference
+from ratelimit_harness.limiters import CATALOGUE, Policy
+from ratelimit_harness.limiters.reference import Reference
 from tests.clocks import ManualClock, advance
 
 pytestmark = pytest.mark.integration

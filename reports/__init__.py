@@ -12,9 +12,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from reports import html, junit, markdown, tables
-from reports.load import LoadRun, read_load
-from reports.race import Race, RaceTest, read_race, read_race_test
+from ratelimit_harness.reports import html, junit, markdown, tables
+from ratelimit_harness.reports.load import LoadRun, read_load
+from ratelimit_harness.reports.race import Race, RaceTest, read_race, read_race_test
 
 __all__ = ["build", "build_instances", "read", "read_load", "read_race", "read_race_test"]
 
@@ -52,7 +52,7 @@ def build(source: Path, out: Path) -> list[Path]:
     return the files written, the page last."""
     out.mkdir(parents=True, exist_ok=True)
     if source.is_dir() and _kind(source) == "study":
-        from reports import study
+        from ratelimit_harness.reports import study
 
         return study.build(source, out)
     run = read(source)
@@ -61,7 +61,7 @@ def build(source: Path, out: Path) -> list[Path]:
 
 def build_instances(sources: list[Path], out: Path) -> list[Path]:
     """``instances.png``: violations against the number of instances, over load runs."""
-    from reports import instances
+    from ratelimit_harness.reports import instances
 
     out.mkdir(parents=True, exist_ok=True)
     return [instances.plot([read_load(s) for s in sources], out / "instances.png")]
@@ -69,13 +69,13 @@ def build_instances(sources: list[Path], out: Path) -> list[Path]:
 
 def _plots(run: RaceTest | Race | LoadRun, out: Path) -> list[Path]:
     if isinstance(run, LoadRun):
-        from reports import admissions, latency, latency_time
+        from ratelimit_harness.reports import admissions, latency, latency_time
 
         plots = [admissions.plot(run, r, out / f"admissions-{r.name}.png") for r in run.rules]
         plots.append(latency.plot(run, out / "latency.png"))
         plots.append(latency_time.plot(run, out / "latency-time.png"))
         return [p for p in plots if p is not None]
-    from reports import swimlane
+    from ratelimit_harness.reports import swimlane
 
     races = [run] if isinstance(run, Race) else list(run.races.values())
     return [swimlane.plot(race, out / race.image) for race in races]

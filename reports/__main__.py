@@ -7,7 +7,7 @@ import argparse
 import sys
 from pathlib import Path
 
-from reports import build, build_instances
+from ratelimit_harness.reports import build, build_instances
 
 
 def main(argv: list[str] | None = None) -> int:

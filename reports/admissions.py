@@ -19,11 +19,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from harness.history import Operation
-from harness.history.loads import RuleRecord
-from reports.figures import fault_bands, nice_width, save
-from reports.load import LoadRun
-from reports.policy import allowance
+from ratelimit_harness.harness.history import Operation
+from ratelimit_harness.harness.history.loads import RuleRecord
+from ratelimit_harness.reports.figures import fault_bands, nice_width, save
+from ratelimit_harness.reports.load import LoadRun
+from ratelimit_harness.reports.policy import allowance
 
 
 def plot(run: LoadRun, rule: RuleRecord, path: Path) -> Path | None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from reports.markdown import table_lines
+from ratelimit_harness.reports.markdown import table_lines
 
 Entry = Mapping[str, Any]
 Benches = Mapping[str, Entry]

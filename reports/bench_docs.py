@@ -1,5 +1,5 @@
-"""``python -m reports.bench_docs [--check]``: the figures the docs quote, rendered from
-``bench/results.json`` (``make bench`` writes it; bench/table.py holds its contract).
+"""``python -m ratelimit_harness.reports.bench_docs [--check]``: the figures the docs quote,
+rendered from ``bench/results.json`` (``make bench`` writes it; bench/table.py holds its contract).
 
 A figure block of a page (README.md, docs/*.md) sits between ``begin(name)`` and ``end(name)``,
 two HTML comments Markdown does not show, and holds what ``reports.bench_blocks.BLOCKS[name]``
@@ -18,7 +18,7 @@ import re
 import sys
 from pathlib import Path
 
-from reports.bench_blocks import BLOCKS, Benches
+from ratelimit_harness.reports.bench_blocks import BLOCKS, Benches
 
 ROOT = Path(__file__).resolve().parent.parent  # the checkout
 RESULTS = ROOT / "bench" / "results.json"
@@ -29,9 +29,7 @@ _BLOCK = re.compile(
 
 
 def begin(name: str) -> str:
-    return (
-        f"{_OPENING}{name} (python -m reports.bench_docs renders them from bench/results.json) -->"
-    )
+    return f"{_OPENING}{name} (make bench renders them from bench/results.json) -->"
 
 
 def end(name: str) -> str:
@@ -102,7 +100,7 @@ def rewrite(root: Path) -> list[Path]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m reports.bench_docs", description=__doc__)
+    parser = argparse.ArgumentParser(prog=f"python -m {__spec__.name}", description=__doc__)
     parser.add_argument("--check", action="store_true", help="write nothing; exit 1 if stale")
     parser.add_argument("--root", type=Path, default=ROOT, help="the checkout (default: this)")
     args = parser.parse_args(argv)
@@ -112,7 +110,7 @@ def main(argv: list[str] | None = None) -> int:
             for page, names in behind.items():
                 print(f"{page.relative_to(args.root)}: stale {', '.join(names)}")
             if behind:
-                print("python -m reports.bench_docs renders them from bench/results.json")
+                print(f"python -m {__spec__.name} renders them from bench/results.json")
                 return 1
             print("the docs' figures are those of bench/results.json")
             return 0

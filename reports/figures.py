@@ -13,7 +13,7 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 
-from harness.history.loads import FaultRecord
+from ratelimit_harness.harness.history.loads import FaultRecord
 
 DPI = 110
 FAULT_COLOURS = ("#f4a261", "#e9c46a", "#a8dadc", "#cdb4db")  # one per fault name, in turn

@@ -7,7 +7,7 @@ import base64
 from html import escape
 from pathlib import Path
 
-from reports.tables import CAUGHT, CLEAN, MISMATCH, Report, Table
+from ratelimit_harness.reports.tables import CAUGHT, CLEAN, MISMATCH, Report, Table
 
 _RESULTS = (CAUGHT, CLEAN, MISMATCH)
 _CSS = """

@@ -12,8 +12,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from reports.figures import save
-from reports.load import LoadRun
+from ratelimit_harness.reports.figures import save
+from ratelimit_harness.reports.load import LoadRun
 
 
 def plot(runs: list[LoadRun], path: Path) -> Path:

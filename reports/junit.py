@@ -6,7 +6,7 @@ from __future__ import annotations
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from reports.tables import Case, Report
+from ratelimit_harness.reports.tables import Case, Report
 
 
 def write(path: Path, report: Report) -> Path:

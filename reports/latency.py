@@ -12,8 +12,8 @@ import matplotlib.pyplot as plt
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-from reports.figures import save
-from reports.load import LoadRun
+from ratelimit_harness.reports.figures import save
+from ratelimit_harness.reports.load import LoadRun
 
 
 def plot(run: LoadRun, path: Path) -> Path | None:

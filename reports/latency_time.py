@@ -13,9 +13,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 import numpy as np
 
-from harness.history import Outcome, read_history
-from reports.figures import fault_bands, nice_width, save
-from reports.load import LoadRun
+from ratelimit_harness.harness.history import Outcome, read_history
+from ratelimit_harness.reports.figures import fault_bands, nice_width, save
+from ratelimit_harness.reports.load import LoadRun
 
 
 def plot(run: LoadRun, path: Path) -> Path | None:

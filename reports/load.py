@@ -6,8 +6,8 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.history import Operation, read_history
-from harness.history.loads import VERDICT, LoadRecord, RuleRecord
+from ratelimit_harness.harness.history import Operation, read_history
+from ratelimit_harness.harness.history.loads import VERDICT, LoadRecord, RuleRecord
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reports.tables import Report, Table
+from ratelimit_harness.reports.tables import Report, Table
 
 _MARK = {"caught": "✅ caught", "clean": "✅ clean", "MISMATCH": "❌ MISMATCH"}
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.history import races
-from harness.history.races import TRACE, RaceTestRow, SavedRace, Search
+from ratelimit_harness.harness.history import races
+from ratelimit_harness.harness.history.races import TRACE, RaceTestRow, SavedRace, Search
 
 
 @dataclass(frozen=True)

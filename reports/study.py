@@ -1,4 +1,4 @@
-"""The study's report (``python -m harness study``): the chapter's Part 10 table with the
+"""The study's report (``ratelimit-harness study``): the chapter's Part 10 table with the
 numbers measured beside each claim, the details behind them, and ``memory.png`` (bytes per
 identity against requests per window, log-log). Reads ``study.json``, and the verdicts of the
 histories the study judged (``history/MEASUREMENT/LIMITER.verdict.json``)."""
@@ -14,10 +14,10 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
-from harness.history.verdict import Verdict
-from reports import html, markdown
-from reports.figures import save
-from reports.tables import Finding, Report, Table
+from ratelimit_harness.harness.history.verdict import Verdict
+from ratelimit_harness.reports import html, markdown
+from ratelimit_harness.reports.figures import save
+from ratelimit_harness.reports.tables import Finding, Report, Table
 
 CHAPTER_BYTES_PER_ENTRY = (20, 40)  # Part 3: "Each entry = 20-40 bytes -> ~40MB"
 CLOUDFLARE = "0.003 % of 400 million requests from 270,000 sources"
@@ -144,7 +144,7 @@ def judged_findings(verdicts: dict[str, Verdict]) -> list[Finding]:
     ]
     lines = [
         f"{len(verdicts)} histories, {decisions:,} decisions, each judged by the checkers under "
-        f"the policy of its limiter and kept in {JUDGED}/ (python -m harness check RUN_DIR "
+        f"the policy of its limiter and kept in {JUDGED}/ (ratelimit-harness check RUN_DIR "
         f"judges them again): {len(wrong) or 'none'} with a violation.",
         "Histories (decisions) by measurement: "
         + ", ".join(

@@ -12,9 +12,17 @@ import matplotlib.pyplot as plt
 from matplotlib.axes import Axes
 from matplotlib.patches import FancyBboxPatch, Patch
 
-from harness.history.races import CRASH, DECISION, NOBODY, REQUEST, SKEW, TIME, Step
-from reports.figures import save
-from reports.race import Race
+from ratelimit_harness.harness.history.races import (
+    CRASH,
+    DECISION,
+    NOBODY,
+    REQUEST,
+    SKEW,
+    TIME,
+    Step,
+)
+from ratelimit_harness.reports.figures import save
+from ratelimit_harness.reports.race import Race
 
 _COLOURS = {"allowed": "#8fd19e", "rejected": "#d9d9d9", "unknown": "#ffe08a"}
 

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from harness.history.loads import OUTBOUND, FaultEffect, RuleRecord
-from harness.history.races import RaceTestRow
-from reports.load import LoadRun
-from reports.race import Race, RaceTest
-from reports.verdicts import witness_text
+from ratelimit_harness.harness.history.loads import OUTBOUND, FaultEffect, RuleRecord
+from ratelimit_harness.harness.history.races import RaceTestRow
+from ratelimit_harness.reports.load import LoadRun
+from ratelimit_harness.reports.race import Race, RaceTest
+from ratelimit_harness.reports.verdicts import witness_text
 
 # the race-test table's columns: one row per limiter and flaw
 RACE_TEST_HEADERS = ["limiter", "flaw", "result", "needs", "schedules", "seconds", "steps"]

@@ -7,7 +7,7 @@ from __future__ import annotations
 import textwrap
 from collections.abc import Sequence
 
-from reports.tables import Report
+from ratelimit_harness.reports.tables import Report
 
 WIDTH = 100
 GAP = "  "  # between columns

@@ -3,7 +3,7 @@ schema: ``harness.history.verdict``)."""
 
 from __future__ import annotations
 
-from harness.history.verdict import Verdict, Violation
+from ratelimit_harness.harness.history.verdict import Verdict, Violation
 
 __all__ = ["Verdict", "Violation", "witness_text"]
 

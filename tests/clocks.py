@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.explorer.clocks import VirtualTime
+from ratelimit_harness.harness.explorer.clocks import VirtualTime
 
 START = 1_699_999_200.0  # a multiple of 3600 s, so of every window the tests use
 

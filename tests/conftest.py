@@ -15,8 +15,13 @@ import redis
 from hypothesis import settings
 from redis.cluster import RedisCluster
 
-from harness.provision import RedisServer, Unavailable, provision, provision_cluster
-from harness.provision.container import LOCAL_IMAGE
+from ratelimit_harness.harness.provision import (
+    RedisServer,
+    Unavailable,
+    provision,
+    provision_cluster,
+)
+from ratelimit_harness.harness.provision.container import LOCAL_IMAGE
 from tests.clocks import ManualClock
 
 # the paths every integration test runs on: the embedded server alone unless HARNESS_PATHS says

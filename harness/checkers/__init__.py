@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from harness.checkers import (
+from ratelimit_harness.harness.checkers import (
     first_window,
     fixed_window,
     leaky_bucket,
@@ -24,13 +24,13 @@ from harness.checkers import (
     sliding_window,
     token_bucket,
 )
-from harness.checkers.metrics import describe
-from harness.checkers.parts import Evidence, Part, each_key
-from harness.checkers.placement import Findings
-from harness.checkers.state import collisions, immortal_keys
-from harness.history import Operation
-from harness.history.verdict import Verdict, Violation, Witness
-from limiters.policy import FIRST_ANCHORED, Policy, PolicyError
+from ratelimit_harness.harness.checkers.metrics import describe
+from ratelimit_harness.harness.checkers.parts import Evidence, Part, each_key
+from ratelimit_harness.harness.checkers.placement import Findings
+from ratelimit_harness.harness.checkers.state import collisions, immortal_keys
+from ratelimit_harness.harness.history import Operation
+from ratelimit_harness.harness.history.verdict import Verdict, Violation, Witness
+from ratelimit_harness.limiters.policy import FIRST_ANCHORED, Policy, PolicyError
 
 __all__ = ["PARTS", "Part", "Verdict", "Violation", "Witness", "check"]
 

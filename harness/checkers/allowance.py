@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import math
 
-from limiters.policy import Policy
+from ratelimit_harness.limiters.policy import Policy
 
 
 def allowance(policy: Policy, first: float, last: float) -> float:

@@ -16,7 +16,7 @@ from operator import itemgetter
 import numpy as np
 import numpy.typing as npt
 
-from harness.history import Operation, Outcome
+from ratelimit_harness.harness.history import Operation, Outcome
 
 Floats = npt.NDArray[np.float64]
 Indexes = npt.NDArray[np.intp]

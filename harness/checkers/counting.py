@@ -13,7 +13,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-from harness.checkers.timeline import Timeline
+from ratelimit_harness.harness.checkers.timeline import Timeline
 
 Instants = npt.NDArray[np.float64]
 Counts = npt.NDArray[np.int64]

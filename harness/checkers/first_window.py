@@ -40,15 +40,21 @@ from itertools import combinations
 
 import numpy as np
 
-from harness.checkers import sliding_window
-from harness.checkers.columns import Indexes
-from harness.checkers.edges import least_apart
-from harness.checkers.placement import SLACK, Findings, greedy, greedy_drops_none, hall_witnesses
-from harness.checkers.rules import FirstWindows
-from harness.checkers.timeline import Timeline, decided_by, end, window_params
-from harness.history import Operation, Outcome
-from harness.history.verdict import Witness
-from limiters.policy import Policy
+from ratelimit_harness.harness.checkers import sliding_window
+from ratelimit_harness.harness.checkers.columns import Indexes
+from ratelimit_harness.harness.checkers.edges import least_apart
+from ratelimit_harness.harness.checkers.placement import (
+    SLACK,
+    Findings,
+    greedy,
+    greedy_drops_none,
+    hall_witnesses,
+)
+from ratelimit_harness.harness.checkers.rules import FirstWindows
+from ratelimit_harness.harness.checkers.timeline import Timeline, decided_by, end, window_params
+from ratelimit_harness.harness.history import Operation, Outcome
+from ratelimit_harness.harness.history.verdict import Witness
+from ratelimit_harness.limiters.policy import Policy
 
 EXACT_LIMIT = 12  # operations, admitted and unknown, in a stretch the search decides
 SEARCH_BUDGET = 50_000  # windows tried per stretch

@@ -23,14 +23,14 @@ from collections.abc import Callable
 
 import numpy as np
 
-from harness.checkers.counting import Instants, Placeable
-from harness.checkers.edges import EDGE, windows_touched
-from harness.checkers.placement import Findings
-from harness.checkers.rejections import instants, wrongful
-from harness.checkers.timeline import Timeline, decided_by, end, window_params
-from harness.history import Operation
-from harness.history.verdict import Witness
-from limiters.policy import Policy
+from ratelimit_harness.harness.checkers.counting import Instants, Placeable
+from ratelimit_harness.harness.checkers.edges import EDGE, windows_touched
+from ratelimit_harness.harness.checkers.placement import Findings
+from ratelimit_harness.harness.checkers.rejections import instants, wrongful
+from ratelimit_harness.harness.checkers.timeline import Timeline, decided_by, end, window_params
+from ratelimit_harness.harness.history import Operation
+from ratelimit_harness.harness.history.verdict import Witness
+from ratelimit_harness.limiters.policy import Policy
 
 MAX_SHIFTS = 64  # shifts of the edges tried before giving a history the benefit of the doubt
 

@@ -21,15 +21,15 @@ from bisect import bisect_right
 
 import numpy as np
 
-from harness.checkers import token_bucket
-from harness.checkers.columns import UNKNOWN
-from harness.checkers.counting import Counts, Instants
-from harness.checkers.placement import SLACK, Findings
-from harness.checkers.rejections import instants, wrongful
-from harness.checkers.timeline import Timeline, bucket_params, decided_by, end
-from harness.history import Operation
-from harness.history.verdict import Witness
-from limiters.policy import Policy
+from ratelimit_harness.harness.checkers import token_bucket
+from ratelimit_harness.harness.checkers.columns import UNKNOWN
+from ratelimit_harness.harness.checkers.counting import Counts, Instants
+from ratelimit_harness.harness.checkers.placement import SLACK, Findings
+from ratelimit_harness.harness.checkers.rejections import instants, wrongful
+from ratelimit_harness.harness.checkers.timeline import Timeline, bucket_params, decided_by, end
+from ratelimit_harness.harness.history import Operation
+from ratelimit_harness.harness.history.verdict import Witness
+from ratelimit_harness.limiters.policy import Policy
 
 
 def over_admissions(line: Timeline, policy: Policy) -> Findings:

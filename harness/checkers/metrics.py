@@ -8,7 +8,7 @@ from typing import Any
 
 import numpy as np
 
-from harness.checkers.columns import OUTCOMES, Columns
+from ratelimit_harness.harness.checkers.columns import OUTCOMES, Columns
 
 PERCENTILES = (50, 90, 99, 99.9)
 

@@ -12,12 +12,12 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from harness.checkers.columns import Columns
-from harness.checkers.placement import Findings
-from harness.checkers.timeline import Timeline, by_key
-from harness.history import Operation
-from harness.history.verdict import Witness
-from limiters.policy import Policy
+from ratelimit_harness.harness.checkers.columns import Columns
+from ratelimit_harness.harness.checkers.placement import Findings
+from ratelimit_harness.harness.checkers.timeline import Timeline, by_key
+from ratelimit_harness.harness.history import Operation
+from ratelimit_harness.harness.history.verdict import Witness
+from ratelimit_harness.limiters.policy import Policy
 
 
 @dataclass(frozen=True)

@@ -27,11 +27,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from harness.checkers.columns import Floats as Instants
-from harness.checkers.rules import Rule, RuleState, Tracker
-from harness.checkers.timeline import Timeline
-from harness.history import Operation
-from harness.history.verdict import Witness
+from ratelimit_harness.harness.checkers.columns import Floats as Instants
+from ratelimit_harness.harness.checkers.rules import Rule, RuleState, Tracker
+from ratelimit_harness.harness.checkers.timeline import Timeline
+from ratelimit_harness.harness.history import Operation
+from ratelimit_harness.harness.history.verdict import Witness
 
 SLACK = 1e-6  # seconds: float noise on epoch times; erring this way can only excuse
 EXACT_LIMIT = 40

@@ -9,10 +9,10 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from harness.checkers.counting import Instants
-from harness.checkers.timeline import Timeline, decided_by
-from harness.history import Operation
-from harness.history.verdict import Witness
+from ratelimit_harness.harness.checkers.counting import Instants
+from ratelimit_harness.harness.checkers.timeline import Timeline, decided_by
+from ratelimit_harness.harness.history import Operation
+from ratelimit_harness.harness.history.verdict import Witness
 
 
 def instants(line: Timeline) -> tuple[Instants, Instants]:

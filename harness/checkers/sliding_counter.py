@@ -17,14 +17,14 @@ from typing import Any
 
 import numpy as np
 
-from harness.checkers import fixed_window
-from harness.checkers.columns import ALLOWED, REJECTED, Columns
-from harness.checkers.counting import Placeable
-from harness.checkers.rejections import instants, wrongful
-from harness.checkers.timeline import Timeline, decided_by, window_params
-from harness.history import Operation
-from harness.history.verdict import Witness
-from limiters.policy import Policy
+from ratelimit_harness.harness.checkers import fixed_window
+from ratelimit_harness.harness.checkers.columns import ALLOWED, REJECTED, Columns
+from ratelimit_harness.harness.checkers.counting import Placeable
+from ratelimit_harness.harness.checkers.rejections import instants, wrongful
+from ratelimit_harness.harness.checkers.timeline import Timeline, decided_by, window_params
+from ratelimit_harness.harness.history import Operation
+from ratelimit_harness.harness.history.verdict import Witness
+from ratelimit_harness.limiters.policy import Policy
 
 over_admissions = fixed_window.over_admissions
 

@@ -6,15 +6,15 @@ that can fall in the closed [t - window - EDGE, t] before its instant t."""
 
 from __future__ import annotations
 
-from harness.checkers.counting import Placeable
-from harness.checkers.edges import EDGE, least_apart
-from harness.checkers.placement import Findings, check_placement
-from harness.checkers.rejections import instants, wrongful
-from harness.checkers.rules import SlidingWindow
-from harness.checkers.timeline import Timeline, decided_by, window_params
-from harness.history import Operation
-from harness.history.verdict import Witness
-from limiters.policy import Policy
+from ratelimit_harness.harness.checkers.counting import Placeable
+from ratelimit_harness.harness.checkers.edges import EDGE, least_apart
+from ratelimit_harness.harness.checkers.placement import Findings, check_placement
+from ratelimit_harness.harness.checkers.rejections import instants, wrongful
+from ratelimit_harness.harness.checkers.rules import SlidingWindow
+from ratelimit_harness.harness.checkers.timeline import Timeline, decided_by, window_params
+from ratelimit_harness.harness.history import Operation
+from ratelimit_harness.harness.history.verdict import Witness
+from ratelimit_harness.limiters.policy import Policy
 
 
 def over_admissions(line: Timeline, policy: Policy) -> Findings:

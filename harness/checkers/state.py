@@ -12,8 +12,8 @@ from collections import defaultdict
 from collections.abc import Iterable, Mapping
 from operator import attrgetter
 
-from harness.history import Operation
-from harness.history.verdict import Witness
+from ratelimit_harness.harness.history import Operation
+from ratelimit_harness.harness.history.verdict import Witness
 
 
 def immortal_keys(ttls: Mapping[str, float]) -> list[Witness]:

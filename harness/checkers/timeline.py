@@ -8,9 +8,9 @@ from functools import cached_property
 
 import numpy as np
 
-from harness.checkers.columns import ALLOWED, REJECTED, UNKNOWN, Columns, Indexes
-from harness.history import Operation
-from limiters.policy import Policy, PolicyError
+from ratelimit_harness.harness.checkers.columns import ALLOWED, REJECTED, UNKNOWN, Columns, Indexes
+from ratelimit_harness.harness.history import Operation
+from ratelimit_harness.limiters.policy import Policy, PolicyError
 
 
 class Timeline:

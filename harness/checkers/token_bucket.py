@@ -9,13 +9,13 @@ from bisect import bisect_left, bisect_right
 
 import numpy as np
 
-from harness.checkers.placement import Findings, check_placement
-from harness.checkers.rejections import wrongful
-from harness.checkers.rules import TokenBucket
-from harness.checkers.timeline import Timeline, bucket_params, decided_by
-from harness.history import Operation
-from harness.history.verdict import Witness
-from limiters.policy import Policy
+from ratelimit_harness.harness.checkers.placement import Findings, check_placement
+from ratelimit_harness.harness.checkers.rejections import wrongful
+from ratelimit_harness.harness.checkers.rules import TokenBucket
+from ratelimit_harness.harness.checkers.timeline import Timeline, bucket_params, decided_by
+from ratelimit_harness.harness.history import Operation
+from ratelimit_harness.harness.history.verdict import Witness
+from ratelimit_harness.limiters.policy import Policy
 
 
 def over_admissions(line: Timeline, policy: Policy) -> Findings:

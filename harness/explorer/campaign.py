@@ -13,16 +13,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from harness.checkers import Verdict
-from harness.explorer.explore import Exploration
-from harness.explorer.schedules import Space
-from harness.explorer.spec import RaceSpec, any_violation
-from harness.explorer.stress import stress
-from harness.explorer.trace import load, replay, save
-from harness.history.races import RaceTestRow, Search
-from limiters import CATALOGUE, Policy
-from limiters.js_catalogue import PROGRAMS
-from limiters.program import EXEC
+from ratelimit_harness.harness.checkers import Verdict
+from ratelimit_harness.harness.explorer.explore import Exploration
+from ratelimit_harness.harness.explorer.schedules import Space
+from ratelimit_harness.harness.explorer.spec import RaceSpec, any_violation
+from ratelimit_harness.harness.explorer.stress import stress
+from ratelimit_harness.harness.explorer.trace import load, replay, save
+from ratelimit_harness.harness.history.races import RaceTestRow, Search
+from ratelimit_harness.limiters import CATALOGUE, Policy
+from ratelimit_harness.limiters.js_catalogue import PROGRAMS
+from ratelimit_harness.limiters.program import EXEC
 
 # small budgets make races reachable in few steps; windows long enough to see them
 RACE_POLICIES = {

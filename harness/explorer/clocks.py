@@ -18,8 +18,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from harness.explorer.kept import Finder, Table, modules, swap
-from harness.provision.virtual_time import START  # virtual runs begin here
+from ratelimit_harness.harness.explorer.kept import Finder, Table, modules, swap
+from ratelimit_harness.harness.provision.virtual_time import START  # virtual runs begin here
 
 
 class VirtualTime:

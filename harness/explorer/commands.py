@@ -10,25 +10,25 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness import listing
-from harness.errors import BadArgument, LimiterError, Unscheduled, writing
-from harness.explorer.campaign import PROFILES, Target, race_policy, targets
-from harness.explorer.explore import CONFIRM, Exploration
-from harness.explorer.keyspace import claim
-from harness.explorer.parallel import RowJob, run_rows, servers_for
-from harness.explorer.process_instance import POOL
-from harness.explorer.run import Setup
-from harness.explorer.schedules import space_for
-from harness.explorer.spec import MOST_EXAMPLES, MOST_INSTANCES, RaceSpec
-from harness.explorer.trace import load, render, save
-from harness.explorer.trace import replay as replay_saved
-from harness.explorer.unseen import countable, said
-from harness.history.races import TRACE, RaceTestRow, write_race_test
-from harness.provision import provision_explorer
-from harness.report import shown_in_terminal, write_report
-from harness.rundir import new_run_dir
-from limiters import CATALOGUE, Policy, PolicyError, name_of, resolve
-from limiters.js_catalogue import unavailable as js_unavailable
+from ratelimit_harness.harness import listing
+from ratelimit_harness.harness.errors import BadArgument, LimiterError, Unscheduled, writing
+from ratelimit_harness.harness.explorer.campaign import PROFILES, Target, race_policy, targets
+from ratelimit_harness.harness.explorer.explore import CONFIRM, Exploration
+from ratelimit_harness.harness.explorer.keyspace import claim
+from ratelimit_harness.harness.explorer.parallel import RowJob, run_rows, servers_for
+from ratelimit_harness.harness.explorer.process_instance import POOL
+from ratelimit_harness.harness.explorer.run import Setup
+from ratelimit_harness.harness.explorer.schedules import space_for
+from ratelimit_harness.harness.explorer.spec import MOST_EXAMPLES, MOST_INSTANCES, RaceSpec
+from ratelimit_harness.harness.explorer.trace import load, render, save
+from ratelimit_harness.harness.explorer.trace import replay as replay_saved
+from ratelimit_harness.harness.explorer.unseen import countable, said
+from ratelimit_harness.harness.history.races import TRACE, RaceTestRow, write_race_test
+from ratelimit_harness.harness.provision import provision_explorer
+from ratelimit_harness.harness.report import shown_in_terminal, write_report
+from ratelimit_harness.harness.rundir import new_run_dir
+from ratelimit_harness.limiters import CATALOGUE, Policy, PolicyError, name_of, resolve
+from ratelimit_harness.limiters.js_catalogue import unavailable as js_unavailable
 
 FINDERS = {"sweep": "the one-preemption sweep", "search": "Hypothesis' search"}
 

@@ -25,14 +25,19 @@ from hypothesis import seed as fixed_seed
 from hypothesis import strategies as st
 from hypothesis.errors import Flaky, HypothesisException
 
-from harness.checkers import Verdict, check
-from harness.errors import described
-from harness.explorer.actions import Action
-from harness.explorer.faults import FAULTS, ClockSpread, labels
-from harness.explorer.minimize import minimize
-from harness.explorer.run import Run, RunResult, Setup, run_actions, scheduled
-from harness.explorer.schedules import Space, draw_actions, draw_opening, draw_swarm
-from harness.explorer.sweep import families
+from ratelimit_harness.harness.checkers import Verdict, check
+from ratelimit_harness.harness.errors import described
+from ratelimit_harness.harness.explorer.actions import Action
+from ratelimit_harness.harness.explorer.faults import FAULTS, ClockSpread, labels
+from ratelimit_harness.harness.explorer.minimize import minimize
+from ratelimit_harness.harness.explorer.run import Run, RunResult, Setup, run_actions, scheduled
+from ratelimit_harness.harness.explorer.schedules import (
+    Space,
+    draw_actions,
+    draw_opening,
+    draw_swarm,
+)
+from ratelimit_harness.harness.explorer.sweep import families
 
 # A find is re-run this many times before it counts: each must show it again. The schedule is
 # data and every clock virtual, so a true find always does; one that does not came from

@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from harness.errors import HarnessError, described
-from harness.explorer.clocks import InstanceClock, reading
-from harness.explorer.wire import gated
-from limiters import Decision, Limiter
+from ratelimit_harness.harness.errors import HarnessError, described
+from ratelimit_harness.harness.explorer.clocks import InstanceClock, reading
+from ratelimit_harness.harness.explorer.wire import gated
+from ratelimit_harness.limiters import Decision, Limiter
 
 TIMEOUT = 10.0  # seconds an instance may run between two points before the run is abandoned
 

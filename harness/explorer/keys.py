@@ -16,7 +16,7 @@ import math
 import time
 from typing import Any
 
-from harness.provision.virtual_time import ServerClock
+from ratelimit_harness.harness.provision.virtual_time import ServerClock
 
 NO_KEYS = {"PING", "TIME", "SCRIPT", "MULTI", "EXEC", "DISCARD", "UNWATCH", "INFO"}
 ALL_ARGS_ARE_KEYS = {"MGET", "DEL", "EXISTS", "UNLINK", "WATCH", "TOUCH"}

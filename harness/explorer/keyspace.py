@@ -14,9 +14,9 @@ from typing import Any
 
 import redis
 
-from harness.errors import HarnessError
-from harness.explorer.keys import text
-from harness.provision import RedisServer
+from ratelimit_harness.harness.errors import HarnessError
+from ratelimit_harness.harness.explorer.keys import text
+from ratelimit_harness.harness.provision import RedisServer
 
 
 class NotEmpty(HarnessError):

@@ -16,10 +16,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.explorer.campaign import Target, run_row
-from harness.explorer.explore import Exploration
-from harness.history.races import RaceTestRow
-from harness.provision import RedisServer, provision_explorer
+from ratelimit_harness.harness.explorer.campaign import Target, run_row
+from ratelimit_harness.harness.explorer.explore import Exploration
+from ratelimit_harness.harness.history.races import RaceTestRow
+from ratelimit_harness.harness.provision import RedisServer, provision_explorer
 
 _worker: dict[str, tuple[str, str]] = {}  # "url": the Redis this worker process races on
 

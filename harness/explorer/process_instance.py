@@ -65,13 +65,20 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from harness.errors import HarnessError
-from harness.explorer.clocks import InstanceClock
-from harness.explorer.instance import TIMEOUT, Died, Event, Finished, Pending, Stuck
-from harness.explorer.proxy import Held, SchedulingProxy
-from harness.provision.virtual_time import ServerClock, library, on_clock_file
-from limiters import Policy
-from limiters.program import Program, ProgramError, program_env
+from ratelimit_harness.harness.errors import HarnessError
+from ratelimit_harness.harness.explorer.clocks import InstanceClock
+from ratelimit_harness.harness.explorer.instance import (
+    TIMEOUT,
+    Died,
+    Event,
+    Finished,
+    Pending,
+    Stuck,
+)
+from ratelimit_harness.harness.explorer.proxy import Held, SchedulingProxy
+from ratelimit_harness.harness.provision.virtual_time import ServerClock, library, on_clock_file
+from ratelimit_harness.limiters import Policy
+from ratelimit_harness.limiters.program import Program, ProgramError, program_env
 
 Log = Callable[[Any, tuple[Any, ...], Any, float], None]
 # seconds an answered request's proxy goes on turning, once settled, for a command the program

@@ -68,10 +68,10 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, TypeVar
 
-from harness.errors import HarnessError, described
-from harness.explorer.keys import text
-from harness.explorer.resp import Framer, ProtocolError, decode
-from harness.explorer.steps import Command, Sorter
+from ratelimit_harness.harness.errors import HarnessError, described
+from ratelimit_harness.harness.explorer.keys import text
+from ratelimit_harness.harness.explorer.resp import Framer, ProtocolError, decode
+from ratelimit_harness.harness.explorer.steps import Command, Sorter
 
 TIMEOUT = 10.0  # seconds release waits for Redis to answer a step, by default
 CONNECT_TIMEOUT = 5.0  # seconds to reach Redis, to start, to close

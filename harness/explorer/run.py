@@ -11,20 +11,27 @@ from typing import Any
 
 import redis
 
-from harness.checkers import Verdict, check
-from harness.decisions import decided
-from harness.errors import described
-from harness.explorer import wire, wire_asyncio
-from harness.explorer.actions import Action, Advance, Step, Through
-from harness.explorer.clocks import InstanceClock, VirtualTime, patched
-from harness.explorer.faults import STRIKES
-from harness.explorer.instance import Died, Event, Finished, Instance, Pending, ours
-from harness.explorer.keys import Expiry, ServerExpiry, text, touched
-from harness.explorer.keyspace import Keyspace
-from harness.explorer.process_instance import POOL, ProcessInstance
-from harness.explorer.unseen import Count, Unseen
-from harness.history import Operation, Outcome, races
-from harness.history.races import (
+from ratelimit_harness.harness.checkers import Verdict, check
+from ratelimit_harness.harness.decisions import decided
+from ratelimit_harness.harness.errors import described
+from ratelimit_harness.harness.explorer import wire, wire_asyncio
+from ratelimit_harness.harness.explorer.actions import Action, Advance, Step, Through
+from ratelimit_harness.harness.explorer.clocks import InstanceClock, VirtualTime, patched
+from ratelimit_harness.harness.explorer.faults import STRIKES
+from ratelimit_harness.harness.explorer.instance import (
+    Died,
+    Event,
+    Finished,
+    Instance,
+    Pending,
+    ours,
+)
+from ratelimit_harness.harness.explorer.keys import Expiry, ServerExpiry, text, touched
+from ratelimit_harness.harness.explorer.keyspace import Keyspace
+from ratelimit_harness.harness.explorer.process_instance import POOL, ProcessInstance
+from ratelimit_harness.harness.explorer.unseen import Count, Unseen
+from ratelimit_harness.harness.history import Operation, Outcome, races
+from ratelimit_harness.harness.history.races import (
     COMMAND,
     CRASH,
     DECISION,
@@ -36,10 +43,10 @@ from harness.history.races import (
     TIME,
     UNSCHEDULED,
 )
-from harness.provision.virtual_time import ServerClock
-from limiters import Limiter, Policy, name_of, resolve
-from limiters.plugin import PluginLimiter
-from limiters.program import EXEC
+from ratelimit_harness.harness.provision.virtual_time import ServerClock
+from ratelimit_harness.limiters import Limiter, Policy, name_of, resolve
+from ratelimit_harness.limiters.plugin import PluginLimiter
+from ratelimit_harness.limiters.program import EXEC
 
 RECOUNTS = 3  # counts of unseen commands at most, in one run (see Run._count_unseen)
 

@@ -14,11 +14,11 @@ from dataclasses import dataclass
 
 from hypothesis import strategies as st
 
-from harness.errors import BadArgument
-from harness.explorer.actions import Action, Advance, Step, Through
-from harness.explorer.faults import FAULTS
-from harness.explorer.run import Run
-from limiters import Policy
+from ratelimit_harness.harness.errors import BadArgument
+from ratelimit_harness.harness.explorer.actions import Action, Advance, Step, Through
+from ratelimit_harness.harness.explorer.faults import FAULTS
+from ratelimit_harness.harness.explorer.run import Run
+from ratelimit_harness.limiters import Policy
 
 HAIR = 0.01  # the smallest step of time: well above a deadline's uncertainty (keys.LATE)
 # how often each kind of move is drawn, relative to the others and to the faults' own weights

@@ -8,14 +8,14 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.checkers import Verdict
-from harness.errors import BadArgument
-from harness.explorer.explore import Exploration, explore, explore_every_kind
-from harness.explorer.run import Setup
-from harness.explorer.schedules import Space
-from harness.explorer.unseen import countable
-from harness.provision import RedisServer
-from limiters import Policy
+from ratelimit_harness.harness.checkers import Verdict
+from ratelimit_harness.harness.errors import BadArgument
+from ratelimit_harness.harness.explorer.explore import Exploration, explore, explore_every_kind
+from ratelimit_harness.harness.explorer.run import Setup
+from ratelimit_harness.harness.explorer.schedules import Space
+from ratelimit_harness.harness.explorer.unseen import countable
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.limiters import Policy
 
 MOST_INSTANCES, MOST_EXAMPLES = 16, 100000
 

@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.explorer.resp import command_args
-from harness.explorer.wire import SCRIPTS
+from ratelimit_harness.harness.explorer.resp import command_args
+from ratelimit_harness.harness.explorer.wire import SCRIPTS
 
 # command, or "COMMAND SUBCOMMAND" -> why it is no scheduling point
 PASSES = {

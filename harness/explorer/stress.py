@@ -10,14 +10,14 @@ import time
 
 import redis
 
-from harness.checkers import Verdict, check
-from harness.decisions import decided
-from harness.explorer.keyspace import Keyspace
-from harness.explorer.run import Setup
-from harness.history import Operation, Outcome
-from harness.leftovers import key_ttls
-from harness.provision.virtual_time import ServerClock
-from limiters import resolve
+from ratelimit_harness.harness.checkers import Verdict, check
+from ratelimit_harness.harness.decisions import decided
+from ratelimit_harness.harness.explorer.keyspace import Keyspace
+from ratelimit_harness.harness.explorer.run import Setup
+from ratelimit_harness.harness.history import Operation, Outcome
+from ratelimit_harness.harness.leftovers import key_ttls
+from ratelimit_harness.harness.provision.virtual_time import ServerClock
+from ratelimit_harness.limiters import resolve
 
 MAX_REQUESTS = 20_000  # per thread, besides the time bound
 

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from harness.explorer.actions import Action, Crash, Step, Through
-from limiters import Policy
+from ratelimit_harness.harness.explorer.actions import Action, Crash, Step, Through
+from ratelimit_harness.limiters import Policy
 
 MAX_STEPS = 8  # stopping places tried in instance 0's request: requests with up to 7 round trips
 

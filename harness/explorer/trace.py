@@ -6,13 +6,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from harness.checkers import Verdict
-from harness.errors import HarnessError
-from harness.explorer.actions import from_json, to_json
-from harness.explorer.run import RunResult, Setup, run_schedule
-from harness.history.races import SavedRace, shown
-from harness.rundir import keep_judged
-from limiters import Policy, name_of
+from ratelimit_harness.harness.checkers import Verdict
+from ratelimit_harness.harness.errors import HarnessError
+from ratelimit_harness.harness.explorer.actions import from_json, to_json
+from ratelimit_harness.harness.explorer.run import RunResult, Setup, run_schedule
+from ratelimit_harness.harness.history.races import SavedRace, shown
+from ratelimit_harness.harness.rundir import keep_judged
+from ratelimit_harness.limiters import Policy, name_of
 
 ATTEMPTS = 3
 

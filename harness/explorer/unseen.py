@@ -28,9 +28,9 @@ from dataclasses import dataclass, field
 
 import redis
 
-from harness.explorer import wire
-from harness.explorer.keys import text
-from harness.provision import RedisServer
+from ratelimit_harness.harness.explorer import wire
+from ratelimit_harness.harness.explorer.keys import text
+from ratelimit_harness.harness.provision import RedisServer
 
 LOG_LENGTH = 100_000  # entries the log keeps: far more than one run sends
 SCRIPT_ENGINE = "?:0"  # the client Redis logs a script's own commands under

@@ -43,8 +43,8 @@ from typing import Any, Protocol
 
 import redis
 
-from harness.explorer.keys import real_now, text
-from limiters.base import ServerNow
+from ratelimit_harness.harness.explorer.keys import real_now, text
+from ratelimit_harness.limiters.base import ServerNow
 
 NO_POINT = {
     "PING",

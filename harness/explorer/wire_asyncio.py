@@ -17,7 +17,7 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from harness.explorer import wire
+from ratelimit_harness.harness.explorer import wire
 
 # the asyncio connections that have sent a watched command, to close when their loop's run
 # ends (see ``disconnect_on``)

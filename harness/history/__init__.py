@@ -4,11 +4,16 @@ Each process records its own journal with a ``Recorder``; ``merge_journals`` pai
 into operations; ``read_history`` and ``write_history`` read and write the interchange file.
 """
 
-from harness.history.errors import HistoryError
-from harness.history.jsonl import format_operation, iter_history, read_history, write_history
-from harness.history.merge import merge_into_history, merge_journals
-from harness.history.operation import Operation, Outcome
-from harness.history.recorder import Recorder
+from ratelimit_harness.harness.history.errors import HistoryError
+from ratelimit_harness.harness.history.jsonl import (
+    format_operation,
+    iter_history,
+    read_history,
+    write_history,
+)
+from ratelimit_harness.harness.history.merge import merge_into_history, merge_journals
+from ratelimit_harness.harness.history.operation import Operation, Outcome
+from ratelimit_harness.harness.history.recorder import Recorder
 
 __all__ = [
     "HistoryError",

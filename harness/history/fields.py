@@ -6,8 +6,8 @@ from __future__ import annotations
 import math
 from collections.abc import Collection
 
-from harness.history.errors import InvalidRecord
-from harness.history.operation import Outcome
+from ratelimit_harness.harness.history.errors import InvalidRecord
+from ratelimit_harness.harness.history.operation import Outcome
 
 OUTCOMES = {outcome.value: outcome for outcome in Outcome}
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 import math
 from typing import NamedTuple
 
-from harness.history import fields
-from harness.history.errors import InvalidRecord
-from harness.history.operation import Outcome
+from ratelimit_harness.harness.history import fields
+from ratelimit_harness.harness.history.errors import InvalidRecord
+from ratelimit_harness.harness.history.operation import Outcome
 
 _INVOKE_FIELDS = ("event", "op", "process", "key", "time")
 _COMPLETE_FIELDS = ("event", "op", "time", "outcome")

@@ -22,10 +22,10 @@ from typing import Any
 
 import msgspec
 
-from harness.history import fields
-from harness.history.errors import InvalidRecord
-from harness.history.operation import Operation, Outcome
-from harness.history.records import collector_paused, read_batches
+from ratelimit_harness.harness.history import fields
+from ratelimit_harness.harness.history.errors import InvalidRecord
+from ratelimit_harness.harness.history.operation import Operation, Outcome
+from ratelimit_harness.harness.history.records import collector_paused, read_batches
 
 _REQUIRED = ("process", "key", "invoke", "complete", "outcome")
 _QUOTED = {outcome: json.dumps(outcome.value) for outcome in Outcome}

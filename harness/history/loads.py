@@ -10,8 +10,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.history.files import write_json
-from harness.history.verdict import Verdict
+from ratelimit_harness.harness.history.files import write_json
+from ratelimit_harness.harness.history.verdict import Verdict
 
 VERDICT = "verdict.json"  # in the load run's directory
 OUTBOUND = "outbound"  # the rule of the calls the instances make (not the clients' requests)

@@ -6,11 +6,11 @@ import os
 from collections.abc import Iterable
 from operator import attrgetter
 
-from harness.history.errors import HistoryError
-from harness.history.journal import Completed, Invoked, event_from_record
-from harness.history.jsonl import write_history
-from harness.history.operation import Operation, Outcome
-from harness.history.records import collector_paused, read_batches
+from ratelimit_harness.harness.history.errors import HistoryError
+from ratelimit_harness.harness.history.journal import Completed, Invoked, event_from_record
+from ratelimit_harness.harness.history.jsonl import write_history
+from ratelimit_harness.harness.history.operation import Operation, Outcome
+from ratelimit_harness.harness.history.records import collector_paused, read_batches
 
 
 def merge_journals(paths: Iterable[str | os.PathLike[str]]) -> list[Operation]:

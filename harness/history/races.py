@@ -25,8 +25,8 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from harness.history.files import write_json
-from harness.history.verdict import Verdict
+from ratelimit_harness.harness.history.files import write_json
+from ratelimit_harness.harness.history.verdict import Verdict
 
 RACE_TEST = "race-test.json"  # the race-test table, in its run directory
 TRACE = "trace.json"  # a race's first saved race, in its run directory

@@ -10,8 +10,8 @@ import time
 from collections.abc import Callable
 from types import TracebackType
 
-from harness.history.journal import complete_line, invoke_line
-from harness.history.operation import Outcome
+from ratelimit_harness.harness.history.journal import complete_line, invoke_line
+from ratelimit_harness.harness.history.operation import Outcome
 
 _OUTCOME_JSON = {outcome: json.dumps(outcome.value) for outcome in Outcome}
 _INF = math.inf

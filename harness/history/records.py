@@ -19,7 +19,7 @@ import os
 from collections.abc import Callable, Iterator, Sequence
 from typing import TypeVar
 
-from harness.history.errors import HistoryError, InvalidRecord
+from ratelimit_harness.harness.history.errors import HistoryError, InvalidRecord
 
 T = TypeVar("T")
 BATCH_BYTES = 1 << 20

@@ -9,7 +9,7 @@ import json
 import math
 import os
 
-from harness.history.errors import HistoryError
+from ratelimit_harness.harness.history.errors import HistoryError
 
 
 def read_snapshot(path: str | os.PathLike[str]) -> dict[str, float]:

@@ -23,8 +23,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.history.jsonl import format_operation, operation_from_record
-from harness.history.operation import Operation
+from ratelimit_harness.harness.history.jsonl import format_operation, operation_from_record
+from ratelimit_harness.harness.history.operation import Operation
 
 MAX_WITNESSES = 20  # per violation kind; the count covers them all
 

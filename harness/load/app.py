@@ -22,15 +22,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
-from harness.history.loads import OUTBOUND
-from harness.load import ENV
-from harness.load.instance_clocks import CLOCK_FILE, true_clock
-from harness.load.journals import Journals
-from harness.load.middleware import RateLimitMiddleware
-from harness.load.outbound import Outbound
-from harness.load.rules import Rules, rules_from_json
-from harness.parent_death import die_with_parent
-from limiters import resolve
+from ratelimit_harness.harness.history.loads import OUTBOUND
+from ratelimit_harness.harness.load import ENV
+from ratelimit_harness.harness.load.instance_clocks import CLOCK_FILE, true_clock
+from ratelimit_harness.harness.load.journals import Journals
+from ratelimit_harness.harness.load.middleware import RateLimitMiddleware
+from ratelimit_harness.harness.load.outbound import Outbound
+from ratelimit_harness.harness.load.rules import Rules, rules_from_json
+from ratelimit_harness.harness.parent_death import die_with_parent
+from ratelimit_harness.limiters import resolve
 
 
 @dataclass(frozen=True)

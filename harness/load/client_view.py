@@ -11,8 +11,8 @@ import threading
 from collections import Counter, defaultdict
 from typing import Any
 
-from harness.history import Outcome
-from harness.load.latency import Latencies
+from ratelimit_harness.harness.history import Outcome
+from ratelimit_harness.harness.load.latency import Latencies
 
 OUTCOMES = ("allowed", "rejected", "unknown")
 

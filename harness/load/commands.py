@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 from urllib.parse import urlsplit
 
-from harness.history.loads import LoadRecord
-from harness.load.judge import judge_afterwards
-from harness.load.nemesis import Schedule, check_victims, needs, parse_nemesis
-from harness.load.redis_of_run import redis_for
-from harness.load.rules import Rules, load_rules
-from harness.load.run import (
+from ratelimit_harness.harness.history.loads import LoadRecord
+from ratelimit_harness.harness.load.judge import judge_afterwards
+from ratelimit_harness.harness.load.nemesis import Schedule, check_victims, needs, parse_nemesis
+from ratelimit_harness.harness.load.redis_of_run import redis_for
+from ratelimit_harness.harness.load.rules import Rules, load_rules
+from ratelimit_harness.harness.load.run import (
     Faults,
     LoadError,
     Swarm,
@@ -24,9 +24,9 @@ from harness.load.run import (
     run_load,
     serve_until_stopped,
 )
-from harness.load.service import Service
-from harness.provision import RedisServer
-from harness.report import shown_in_terminal, write_report
+from ratelimit_harness.harness.load.service import Service
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.harness.report import shown_in_terminal, write_report
 
 MAX_INSTANCES, MAX_USERS, MAX_DURATION = 32, 10_000, 24 * 3600
 

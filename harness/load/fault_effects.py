@@ -28,10 +28,10 @@ import math
 from collections.abc import Sequence
 from pathlib import Path
 
-from harness.history import Operation, Outcome
-from harness.history.loads import FaultEffect, FaultRecord
-from harness.history.verdict import Witness
-from harness.load.nemesis import FAULTS_FILE
+from ratelimit_harness.harness.history import Operation, Outcome
+from ratelimit_harness.harness.history.loads import FaultEffect, FaultRecord
+from ratelimit_harness.harness.history.verdict import Witness
+from ratelimit_harness.harness.load.nemesis import FAULTS_FILE
 
 
 def read_faults(run_dir: Path) -> list[FaultRecord]:

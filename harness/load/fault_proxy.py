@@ -30,11 +30,11 @@ four faults above; ``events``; ``counts()``. Each change is recorded once the pr
 effect, with the injected clock (``time.time`` by default): in ``events``, and passed to
 ``on_change`` if given, in the caller's thread. The calls may come from any thread.
 
-The proxy is its own OS process (``python -m harness.load.fault_proxy``), driven over its stdin
-and stdout, one line each way per change: it never competes with the load's own process for the
-GIL (whose progress, judging and live view would otherwise add latency that is no fault), and
-it ends when that process does (its stdin closes). At no fault it adds about 20 µs to a round
-trip (a PING's p50 45 µs through it, 22 µs direct, on this project's 2-core machine, shared),
+The proxy is its own OS process (``python -m ratelimit_harness.harness.load.fault_proxy``), driven
+over its stdin and stdout, one line each way per change: it never competes with the load's own
+process for the GIL (whose progress, judging and live view would otherwise add latency that is no
+fault), and it ends when that process does (its stdin closes). At no fault it adds about 20 µs to a
+round trip (a PING's p50 45 µs through it, 22 µs direct, on this project's 2-core machine, shared),
 and carried 10-18k round trips a second from four clients at once
 (``bench/fault_proxy_latency.py``).
 
@@ -65,7 +65,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from harness.errors import HarnessError
+from ratelimit_harness.harness.errors import HarnessError
 
 MAX_HELD = 1 << 20  # bytes one direction of a connection may hold under a delay before it pauses
 MAX_DELAY = 600.0  # seconds: the longest delay accepted
@@ -551,7 +551,7 @@ def _say(line: str) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """The proxy's process: ``python -m harness.load.fault_proxy HOST PORT``."""
+    """The proxy's process: ``python -m ratelimit_harness.harness.load.fault_proxy HOST PORT``."""
     host, port = argv if argv is not None else sys.argv[1:]
     asyncio.run(_serve(loopback(host), int(port)))
 

@@ -18,8 +18,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from limiters.decision import Decision
-from limiters.policy import Policy
+from ratelimit_harness.limiters.decision import Decision
+from ratelimit_harness.limiters.policy import Policy
 
 # on an answer let through without a decision (a rule's on_error = "open", its limiter failed)
 UNCHECKED_HEADER = "X-RateLimit-Unchecked"

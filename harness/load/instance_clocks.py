@@ -17,8 +17,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.load import ENV
-from harness.provision.virtual_time import library, on_clock_file
+from ratelimit_harness.harness.load import ENV
+from ratelimit_harness.harness.provision.virtual_time import library, on_clock_file
 
 CLOCK_FILE = f"{ENV}CLOCK_FILE"  # set in an instance's environment when it runs on its own clock
 

@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from harness.history import Recorder
+from ratelimit_harness.harness.history import Recorder
 
 SIDES = ("server", "client")
 

@@ -7,7 +7,7 @@ an answer that is neither 200 nor 429 is ``unknown``). The outbound rule is judg
 provider's record of arrivals (each call's departure) and the instances' refusals. Header lies
 come from the clients (``client.json``), and the promises of ``X-RateLimit-Remaining`` are
 held against the instances' history (``harness.load.promises``). Each merged history is kept
-in ``RUN_DIR/history`` so ``python -m harness check`` can judge it again.
+in ``RUN_DIR/history`` so ``ratelimit-harness check`` can judge it again.
 
 A service of the user's own (``harness.load.service``) keeps no journal: what its clients saw
 is its decisions, judged once, with the keys it left.
@@ -25,16 +25,16 @@ import math
 from pathlib import Path
 from typing import Any
 
-from harness.checkers import check
-from harness.errors import HarnessError
-from harness.history import Operation, Outcome, read_history, write_history
-from harness.history.loads import OUTBOUND, LoadRecord, RuleRecord
-from harness.history.merge import merge_journals
-from harness.load.fault_effects import effects, read_faults
-from harness.load.journals import first_error, invokes, journal_paths
-from harness.load.promises import broken_promises, read_promises
-from harness.load.rules import Rule, Rules, rules_from_json
-from harness.rundir import keep_judged
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.harness.errors import HarnessError
+from ratelimit_harness.harness.history import Operation, Outcome, read_history, write_history
+from ratelimit_harness.harness.history.loads import OUTBOUND, LoadRecord, RuleRecord
+from ratelimit_harness.harness.history.merge import merge_journals
+from ratelimit_harness.harness.load.fault_effects import effects, read_faults
+from ratelimit_harness.harness.load.journals import first_error, invokes, journal_paths
+from ratelimit_harness.harness.load.promises import broken_promises, read_promises
+from ratelimit_harness.harness.load.rules import Rule, Rules, rules_from_json
+from ratelimit_harness.harness.rundir import keep_judged
 
 KEYS_BEFORE = "keys-before.json"  # {rule: {key: TTL in s, -1 none}}, as the run started
 

@@ -2,28 +2,27 @@
 user's own keeps none: then the clients' journals, which are its decisions as the judge sees
 them too).
 
-``python -m harness.load.live RUN_DIR`` runs beside the instances, in its own process (judging
-is CPU work that would stall Locust's gevent loop, and with it the users and their latencies),
-and rewrites ``RUN_DIR/live.json`` (the rows, atomically) after every round. Every ``interval``
-seconds it reads what the journals gained (new files too) and judges, with the same checkers as
-the final verdict, each identity's history up to the rule's *horizon*: the instant before which
-every journal of the rule is known complete. The journals lag each other (each process writes
-its own, the judge reads them one after another), so a history read as far as each file goes
-would hold one instance's rejection without another's earlier admission that explains it, and
-count a wrongful rejection the next round takes back. Each journal is written in time order (a
-process stamps and writes each record in one step, on one thread), so it is complete up to the
-last instant it holds; one gone quiet is complete up to ``settle`` seconds (``SETTLE``) before
-the round began, the time a record takes at most to reach its file (only a process stopped for
-longer between stamping a record and writing it escapes this). The horizon is the earliest of
-these; behind it the judge sees what the final verdict sees, and judges it by the final
-verdict's rules: an operation invoked before the horizon and not completed before it is in
-flight, ``unknown`` (as a killed instance's are), a promise of ``X-RateLimit-Remaining`` counts
-once it was sent before the horizon, and the outbound rule's accepted calls count by their
-arrival at the SMS provider (``RUN_DIR/provider.jsonl``, complete up to ``settle`` before the
-round: its threads stamp and write apart). Deciding an operation only ever narrows what the
-checkers allow, so a count stands: the final verdict finds at least as many of each kind. A
-check that takes long stretches the interval (to twice its time), so judging never starves the
-load.
+``python -m ratelimit_harness.harness.load.live RUN_DIR`` runs beside the instances, in its own
+process (judging is CPU work that would stall Locust's gevent loop, and with it the users and their
+latencies), and rewrites ``RUN_DIR/live.json`` (the rows, atomically) after every round. Every
+``interval`` seconds it reads what the journals gained (new files too) and judges, with the same
+checkers as the final verdict, each identity's history up to the rule's *horizon*: the instant
+before which every journal of the rule is known complete. The journals lag each other (each process
+writes its own, the judge reads them one after another), so a history read as far as each file goes
+would hold one instance's rejection without another's earlier admission that explains it, and count
+a wrongful rejection the next round takes back. Each journal is written in time order (a process
+stamps and writes each record in one step, on one thread), so it is complete up to the last instant
+it holds; one gone quiet is complete up to ``settle`` seconds (``SETTLE``) before the round began,
+the time a record takes at most to reach its file (only a process stopped for longer between
+stamping a record and writing it escapes this). The horizon is the earliest of these; behind it the
+judge sees what the final verdict sees, and judges it by the final verdict's rules: an operation
+invoked before the horizon and not completed before it is in flight, ``unknown`` (as a killed
+instance's are), a promise of ``X-RateLimit-Remaining`` counts once it was sent before the horizon,
+and the outbound rule's accepted calls count by their arrival at the SMS provider
+(``RUN_DIR/provider.jsonl``, complete up to ``settle`` before the round: its threads stamp and write
+apart). Deciding an operation only ever narrows what the checkers allow, so a count stands: the
+final verdict finds at least as many of each kind. A check that takes long stretches the interval
+(to twice its time), so judging never starves the load.
 """
 
 from __future__ import annotations
@@ -40,16 +39,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from harness.checkers import check
-from harness.checkers.allowance import allowance
-from harness.history import Operation, Outcome
-from harness.history.errors import InvalidRecord
-from harness.history.journal import Completed, event_from_record
-from harness.history.jsonl import operation_from_record
-from harness.history.loads import OUTBOUND
-from harness.load.judge import unjudged_kinds
-from harness.load.promises import Promise, broken_promises
-from harness.load.rules import Rule, Rules, rules_from_json
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.harness.checkers.allowance import allowance
+from ratelimit_harness.harness.history import Operation, Outcome
+from ratelimit_harness.harness.history.errors import InvalidRecord
+from ratelimit_harness.harness.history.journal import Completed, event_from_record
+from ratelimit_harness.harness.history.jsonl import operation_from_record
+from ratelimit_harness.harness.history.loads import OUTBOUND
+from ratelimit_harness.harness.load.judge import unjudged_kinds
+from ratelimit_harness.harness.load.promises import Promise, broken_promises
+from ratelimit_harness.harness.load.rules import Rule, Rules, rules_from_json
 
 KINDS = ("over-admission", "wrongful-rejection")
 SETTLE = 1.0  # seconds a record takes at most from its stamp to its journal

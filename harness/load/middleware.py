@@ -28,11 +28,11 @@ from typing import Any
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from harness.history import Outcome
-from harness.load.headers import UNCHECKED_HEADER, response_headers
-from harness.load.journals import Journals
-from harness.load.rules import Rule, Rules, tier_of
-from limiters import Decision, Limiter
+from ratelimit_harness.harness.history import Outcome
+from ratelimit_harness.harness.load.headers import UNCHECKED_HEADER, response_headers
+from ratelimit_harness.harness.load.journals import Journals
+from ratelimit_harness.harness.load.rules import Rule, Rules, tier_of
+from ratelimit_harness.limiters import Decision, Limiter
 
 
 def held_by(rules: Rules, scope: Scope) -> tuple[Rule, str] | None:

@@ -31,13 +31,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from harness.errors import HarnessError
-from harness.load.fault_proxy import FaultProxy
-from harness.load.instance_clocks import InstanceClocks
-from harness.load.serve import Fleet
-from harness.provision import RedisServer
-from harness.provision.base import ServerControl
-from harness.provision.cluster import fail_over, role_of
+from ratelimit_harness.harness.errors import HarnessError
+from ratelimit_harness.harness.load.fault_proxy import FaultProxy
+from ratelimit_harness.harness.load.instance_clocks import InstanceClocks
+from ratelimit_harness.harness.load.serve import Fleet
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.harness.provision.base import ServerControl
+from ratelimit_harness.harness.provision.cluster import fail_over, role_of
 
 Target = TypeVar("Target")  # what a fault is done to: Redis, the fault proxy
 FAULTS_FILE = "faults.jsonl"

@@ -16,8 +16,8 @@ import time
 from collections.abc import Callable
 from urllib.parse import urlsplit
 
-from harness.history import Outcome, Recorder
-from limiters import Decision, Limiter
+from ratelimit_harness.harness.history import Outcome, Recorder
+from ratelimit_harness.limiters import Decision, Limiter
 
 QUEUE_KEY = "sms"  # the one identity of the outbound queue
 SEND_TIMEOUT = 10.0

@@ -26,9 +26,9 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from harness.history import Operation, Outcome
-from harness.history.verdict import Witness
-from limiters.policy import Policy
+from ratelimit_harness.harness.history import Operation, Outcome
+from ratelimit_harness.harness.history.verdict import Witness
+from ratelimit_harness.limiters.policy import Policy
 
 JUDGED_KINDS = ("fixed-window", "sliding-window")
 

@@ -9,10 +9,10 @@ from typing import Any
 
 import redis
 
-from harness.leftovers import key_ttls
-from harness.load.rules import SERVICE, Rule, Rules
-from harness.load.service import Service
-from harness.provision import RedisServer, provision, provision_cluster
+from ratelimit_harness.harness.leftovers import key_ttls
+from ratelimit_harness.harness.load.rules import SERVICE, Rule, Rules
+from ratelimit_harness.harness.load.service import Service
+from ratelimit_harness.harness.provision import RedisServer, provision, provision_cluster
 
 NO_REDIS = "none"  # a RedisServer's ``how`` when the run has none (a --target of its own)
 

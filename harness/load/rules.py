@@ -39,9 +39,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
-from harness.errors import HarnessError
-from harness.history.loads import OUTBOUND
-from limiters import CATALOGUE, Policy, resolve
+from ratelimit_harness.harness.errors import HarnessError
+from ratelimit_harness.harness.history.loads import OUTBOUND
+from ratelimit_harness.limiters import CATALOGUE, Policy, resolve
 
 TIERS = ("free", "pro")
 _FIELDS = (

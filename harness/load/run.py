@@ -1,4 +1,4 @@
-"""``python -m harness load`` and ``serve``: Redis, the instances, the live judge, a Locust
+"""``ratelimit-harness load`` and ``serve``: Redis, the instances, the live judge, a Locust
 swarm, then the verdict, all in one run directory (``runs/load-TIME/``).
 
     RUN_DIR/rules.json        the rules the instances enforced
@@ -31,20 +31,20 @@ from urllib.parse import urlsplit
 
 import redis
 
-from harness import rundir
-from harness.errors import HarnessError
-from harness.history.loads import LoadRecord
-from harness.load import ENV
-from harness.load.fault_proxy import FaultProxy
-from harness.load.instance_clocks import InstanceClocks
-from harness.load.judge import judge, keep_keys_before, unjudged_kinds
-from harness.load.nemesis import LoadFault, Nemesis, Schedule, Victims, needs
-from harness.load.redis_of_run import rule_keys
-from harness.load.rules import DEFAULT_RULE, Rules
-from harness.load.serve import Fleet, Process, spawn, start_fleet
-from harness.load.service import Service, start_service
-from harness.parent_death import die_with_parent
-from harness.provision import RedisServer
+from ratelimit_harness.harness import rundir
+from ratelimit_harness.harness.errors import HarnessError
+from ratelimit_harness.harness.history.loads import LoadRecord
+from ratelimit_harness.harness.load import ENV
+from ratelimit_harness.harness.load.fault_proxy import FaultProxy
+from ratelimit_harness.harness.load.instance_clocks import InstanceClocks
+from ratelimit_harness.harness.load.judge import judge, keep_keys_before, unjudged_kinds
+from ratelimit_harness.harness.load.nemesis import LoadFault, Nemesis, Schedule, Victims, needs
+from ratelimit_harness.harness.load.redis_of_run import rule_keys
+from ratelimit_harness.harness.load.rules import DEFAULT_RULE, Rules
+from ratelimit_harness.harness.load.serve import Fleet, Process, spawn, start_fleet
+from ratelimit_harness.harness.load.service import Service, start_service
+from ratelimit_harness.harness.parent_death import die_with_parent
+from ratelimit_harness.harness.provision import RedisServer
 
 RUNS = Path("runs")
 PROGRESS_EVERY = 5.0
@@ -297,7 +297,7 @@ def _run_locust(swarm: Swarm, fleet: Fleet, rules: Rules, run_dir: Path) -> None
     if not (run_dir / "client.json").exists():  # written by harness.load.swarm as Locust stops
         raise LoadError(
             f"locust exited with {locust.returncode} and recorded nothing (does the locustfile "
-            f"build on harness.load.swarm.ApiUser?): {tail}"
+            f"build on ratelimit_harness.harness.load.swarm.ApiUser?): {tail}"
         )
 
 
@@ -348,5 +348,5 @@ def progress(run_dir: Path, elapsed: float) -> str:
 
 
 def live_judge(run_dir: Path) -> Process:
-    command = [sys.executable, "-m", "harness.load.live", str(run_dir)]
+    command = [sys.executable, "-m", "ratelimit_harness.harness.load.live", str(run_dir)]
     return spawn("live-judge", command, run_dir / "logs")

@@ -22,12 +22,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from harness.load.app import InstanceSettings
-from harness.load.fault_proxy import FaultProxy
-from harness.load.instance_clocks import InstanceClocks
-from harness.load.rules import Rules
-from harness.parent_death import die_with_parent
-from harness.provision.base import Unavailable, free_port
+from ratelimit_harness.harness.load.app import InstanceSettings
+from ratelimit_harness.harness.load.fault_proxy import FaultProxy
+from ratelimit_harness.harness.load.instance_clocks import InstanceClocks
+from ratelimit_harness.harness.load.rules import Rules
+from ratelimit_harness.harness.parent_death import die_with_parent
+from ratelimit_harness.harness.provision.base import Unavailable, free_port
 
 READY_TIMEOUT = 30.0
 
@@ -132,7 +132,7 @@ def start_fleet(
         fleet.provider = spawn(
             "sms-provider",
             [
-                *(sys.executable, "-m", "harness.load.sms_provider"),
+                *(sys.executable, "-m", "ratelimit_harness.harness.load.sms_provider"),
                 *("--port", str(port), "--record", str(run_dir / "provider.jsonl")),
             ],
             logs,
@@ -159,7 +159,7 @@ def instance_command(host: str, port: int) -> list[str]:
     return [
         *(sys.executable, "-m", "granian", "--interface", "asgi", "--workers", "1"),
         *("--host", host, "--port", str(port), "--no-ws"),
-        *("--log-level", "warning", "--factory", "harness.load.app:create_app"),
+        *("--log-level", "warning", "--factory", "ratelimit_harness.harness.load.app:create_app"),
     ]
 
 

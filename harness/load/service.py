@@ -21,11 +21,11 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
-from harness.load.group_guard import guarded
-from harness.load.instance_clocks import InstanceClocks
-from harness.load.serve import Fleet, Process, spawn, wait_until
-from harness.provision.base import free_port
-from limiters.program import program_env
+from ratelimit_harness.harness.load.group_guard import guarded
+from ratelimit_harness.harness.load.instance_clocks import InstanceClocks
+from ratelimit_harness.harness.load.serve import Fleet, Process, spawn, wait_until
+from ratelimit_harness.harness.provision.base import free_port
+from ratelimit_harness.limiters.program import program_env
 
 
 @dataclass(frozen=True)

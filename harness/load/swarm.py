@@ -4,7 +4,7 @@ A locustfile subclasses ``ApiUser`` and calls ``self.call(method, path, api_key=
 client_ip=...)``; importing this module registers, through Locust's events:
 
 - options ``--run-dir``, ``--targets``, ``--rules-json`` and ``--constant-rate`` (each
-  defaulting to its ``HARNESS_LOAD_*`` variable, which ``python -m harness load`` sets; Locust
+  defaulting to its ``HARNESS_LOAD_*`` variable, which ``ratelimit-harness load`` sets; Locust
   sends them on to its workers);
 - in every Locust process: the client journals (``RUN_DIR/journals/client``) and a
   ``ClientView``; a worker sends what it saw with each stats report, the master merges it;
@@ -33,14 +33,14 @@ from locust import FastHttpUser, events
 from locust.env import Environment
 from locust.runners import WorkerRunner
 
-from harness.history import Outcome
-from harness.load import ENV
-from harness.load.client_view import ClientView, outcome_of
-from harness.load.headers import UNCHECKED_HEADER
-from harness.load.journals import Journals
-from harness.load.promises import Promise, PromiseLog
-from harness.load.rules import API_KEY_HEADER, Rules, rules_from_json, tier_of
-from harness.load.truth import response_lies
+from ratelimit_harness.harness.history import Outcome
+from ratelimit_harness.harness.load import ENV
+from ratelimit_harness.harness.load.client_view import ClientView, outcome_of
+from ratelimit_harness.harness.load.headers import UNCHECKED_HEADER
+from ratelimit_harness.harness.load.journals import Journals
+from ratelimit_harness.harness.load.promises import Promise, PromiseLog
+from ratelimit_harness.harness.load.rules import API_KEY_HEADER, Rules, rules_from_json, tier_of
+from ratelimit_harness.harness.load.truth import response_lies
 
 
 def _options(parser: Any) -> None:
@@ -85,7 +85,7 @@ def plumbing(environment: Environment) -> Plumbing:
             raise RuntimeError("Locust has not parsed its options yet")
         targets = [url for url in options.targets.split(",") if url]
         if not targets or not options.rules_json:
-            raise RuntimeError("no --targets/--rules-json: start the swarm with python -m harness")
+            raise RuntimeError("no --targets/--rules-json: start the swarm with ratelimit-harness")
         run_dir = Path(options.run_dir) if options.run_dir else None
         journals, promises = None, None
         if run_dir is not None and run_dir.is_dir():  # a worker on another machine has none
@@ -225,7 +225,7 @@ def _merge(client_id: str, data: dict[str, Any]) -> None:
 
 def _init(environment: Environment, **_: Any) -> None:
     if environment.web_ui is not None:
-        from harness.load.web import add_correctness_tab
+        from ratelimit_harness.harness.load.web import add_correctness_tab
 
         add_correctness_tab(environment, master_view)
 

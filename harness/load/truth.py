@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from harness.load.headers import HeaderError, parse_headers
+from ratelimit_harness.harness.load.headers import HeaderError, parse_headers
 
 LIES = (
     "malformed",

@@ -19,7 +19,7 @@ from typing import Any
 from flask import Response, request
 from locust.env import Environment
 
-from harness.load.client_view import ClientView
+from ratelimit_harness.harness.load.client_view import ClientView
 
 TAB = "correctness"
 COLUMNS = (

@@ -15,11 +15,11 @@ import os
 import sys
 from collections.abc import Callable
 
-from harness.provision.base import RedisServer, Unavailable, ping
-from harness.provision.cluster import start_cluster
-from harness.provision.container import start_container
-from harness.provision.embedded import start_embedded
-from harness.provision.virtual_time import start_on_virtual_time
+from ratelimit_harness.harness.provision.base import RedisServer, Unavailable, ping
+from ratelimit_harness.harness.provision.cluster import start_cluster
+from ratelimit_harness.harness.provision.container import start_container
+from ratelimit_harness.harness.provision.embedded import start_embedded
+from ratelimit_harness.harness.provision.virtual_time import start_on_virtual_time
 
 __all__ = [
     "STARTERS",

@@ -10,7 +10,7 @@ from urllib.parse import urlparse
 
 import redis
 
-from harness.provision.base import RedisServer, Unavailable
+from ratelimit_harness.harness.provision.base import RedisServer, Unavailable
 
 SLOTS = 16384
 PRIMARIES = 3

@@ -14,7 +14,7 @@ import socket
 from collections.abc import Callable
 from typing import Any
 
-from harness.provision.base import (
+from ratelimit_harness.harness.provision.base import (
     RedisServer,
     Unavailable,
     free_port,

@@ -2,9 +2,9 @@
 (why: its own text), built here with the C compiler (``$CC``, else ``cc``) into
 ``hide_cpuinfo.so`` beside it, when that is missing or older than its source.
 
-``python -m harness.provision.cpuinfo_shim`` builds it ahead of time (``make venv`` does):
-where it cannot be built it says why on stderr and exits 1, and the explorer's server keeps
-real time instead (``provision.provision_explorer``).
+``python -m ratelimit_harness.harness.provision.cpuinfo_shim`` builds it ahead of time (``make
+venv`` does): where it cannot be built it says why on stderr and exits 1, and the explorer's server
+keeps real time instead (``provision.provision_explorer``).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import sys
 import threading
 from pathlib import Path
 
-from harness.provision.base import Unavailable
+from ratelimit_harness.harness.provision.base import Unavailable
 
 SOURCE = Path(__file__).with_name("hide_cpuinfo.c")
 BUILT = SOURCE.with_suffix(".so")

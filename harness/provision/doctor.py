@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from harness.provision.base import Unavailable, ping
-from harness.provision.container import (
+from ratelimit_harness.harness.provision.base import Unavailable, ping
+from ratelimit_harness.harness.provision.container import (
     LOCAL_IMAGE,
     docker_client,
     engine_address,
     image_name,
     image_present,
 )
-from harness.provision.embedded import find_binary, version
+from ratelimit_harness.harness.provision.embedded import find_binary, version
 
 
 @dataclass(frozen=True)

@@ -13,8 +13,8 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from harness.parent_death import die_with_parent
-from harness.provision.base import (
+from ratelimit_harness.harness.parent_death import die_with_parent
+from ratelimit_harness.harness.provision.base import (
     RedisServer,
     Unavailable,
     free_port,

@@ -36,8 +36,8 @@ from pathlib import Path
 
 import redis
 
-from harness.provision.base import RedisServer, Unavailable
-from harness.provision.embedded import start_process, valkey_binary
+from ratelimit_harness.harness.provision.base import RedisServer, Unavailable
+from ratelimit_harness.harness.provision.embedded import start_process, valkey_binary
 
 START = 1_800_000_000.0  # the instant a server begins at (2027-01-15 08:00:00 UTC)
 EPOCH = datetime.datetime(1970, 1, 1)  # the clock file holds UTC (the server runs with TZ=UTC)
@@ -110,8 +110,8 @@ def start_on_virtual_time(preload: tuple[Path, ...] | None = None) -> RedisServe
     """Valkey on a clock of its own, checked to follow it; Unavailable if it cannot be.
     ``preload``: the libraries loaded into it (by default libfaketime and ``hide_cpuinfo``)."""
     if preload is None:
-        # imported here, so that python -m harness.provision.cpuinfo_shim runs it fresh
-        from harness.provision import cpuinfo_shim
+        # imported here, so that running cpuinfo_shim with python -m runs it fresh
+        from ratelimit_harness.harness.provision import cpuinfo_shim
 
         preload = (library(), cpuinfo_shim.library())
     binary = valkey_binary()

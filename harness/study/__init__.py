@@ -1,4 +1,4 @@
-"""The chapter's comparison table (Part 10), measured on a real Redis: ``python -m harness
+"""The chapter's comparison table (Part 10), measured on a real Redis: ``ratelimit-harness
 study``. One module per measurement, each on the Redis and the keys of a ``space``:
 
 - ``memory``: bytes per identity as the requests in a window rise, and the chapter's "1 million

@@ -26,13 +26,13 @@ from typing import Any
 
 import numpy as np
 
-from harness.study.instants import at_instants
-from harness.study.judged import Histories
-from harness.study.progress import Progress
-from harness.study.space import Space
-from harness.study.workload import Workload
-from limiters.policy import Policy
-from limiters.reference import Reference
+from ratelimit_harness.harness.study.instants import at_instants
+from ratelimit_harness.harness.study.judged import Histories
+from ratelimit_harness.harness.study.progress import Progress
+from ratelimit_harness.harness.study.space import Space
+from ratelimit_harness.harness.study.workload import Workload
+from ratelimit_harness.limiters.policy import Policy
+from ratelimit_harness.limiters.reference import Reference
 
 EXACT = "sliding-window"
 APPROXIMATIONS = {"sliding-counter": "sliding-counter-lua", "fixed-window": "fixed-window-lua"}

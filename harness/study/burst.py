@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from harness.study.judged import Histories
-from harness.study.progress import Progress
-from harness.study.space import Space
-from harness.study.subjects import SUBJECTS, WINDOW
-from limiters import Decision
+from ratelimit_harness.harness.study.judged import Histories
+from ratelimit_harness.harness.study.progress import Progress
+from ratelimit_harness.harness.study.space import Space
+from ratelimit_harness.harness.study.subjects import SUBJECTS, WINDOW
+from ratelimit_harness.limiters import Decision
 
 START = 1_800_000_000.0  # a window edge
 EDGE_GAP = 1.0  # seconds either side of the edge

@@ -6,12 +6,12 @@ from __future__ import annotations
 import argparse
 import sys
 
-from harness.errors import BadArgument
-from harness.provision import provision
-from harness.report import write_report
-from harness.rundir import new_run_dir
-from harness.study.judged import Histories
-from harness.study.run import FULL, QUICK, study, write
+from ratelimit_harness.harness.errors import BadArgument
+from ratelimit_harness.harness.provision import provision
+from ratelimit_harness.harness.report import write_report
+from ratelimit_harness.harness.rundir import new_run_dir
+from ratelimit_harness.harness.study.judged import Histories
+from ratelimit_harness.harness.study.run import FULL, QUICK, study, write
 
 
 def run(args: argparse.Namespace) -> int:

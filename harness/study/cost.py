@@ -15,11 +15,11 @@ from typing import Any
 
 import redis
 
-from harness.study.judged import Histories, History
-from harness.study.progress import Progress
-from harness.study.space import Space
-from harness.study.subjects import LIMIT, SUBJECTS
-from limiters import Limiter
+from ratelimit_harness.harness.study.judged import Histories, History
+from ratelimit_harness.harness.study.progress import Progress
+from ratelimit_harness.harness.study.space import Space
+from ratelimit_harness.harness.study.subjects import LIMIT, SUBJECTS
+from ratelimit_harness.limiters import Limiter
 
 CONTAINERS = {"acl", "client", "cluster", "command", "config", "function", "memory", "object"}
 CONTAINERS |= {"script", "slowlog", "latency", "module", "pubsub", "xinfo"}

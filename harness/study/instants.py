@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 
-from limiters import Clock, Decision, Limiter
+from ratelimit_harness.limiters import Clock, Decision, Limiter
 
 
 def at_instants(

@@ -1,5 +1,5 @@
 """What the study decided on Redis, kept as histories the checkers judge, so that
-``python -m harness check RUN_DIR`` judges a study again as it judges any run.
+``ratelimit-harness check RUN_DIR`` judges a study again as it judges any run.
 
 One history per measurement and limiter (``MEASUREMENT/LIMITER``: ``memory``, ``accuracy``,
 ``bursts``, ``cost``), held to the policy that limiter was built with, with the keys it left
@@ -18,13 +18,13 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from harness.checkers import check
-from harness.decisions import decided
-from harness.history import Operation
-from harness.rundir import keep_judged
-from harness.study.instants import at_instants
-from harness.study.space import Space
-from limiters import Clock, Decision, Limiter, Policy
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.harness.decisions import decided
+from ratelimit_harness.harness.history import Operation
+from ratelimit_harness.harness.rundir import keep_judged
+from ratelimit_harness.harness.study.instants import at_instants
+from ratelimit_harness.harness.study.space import Space
+from ratelimit_harness.limiters import Clock, Decision, Limiter, Policy
 
 FOLDER = "history"
 

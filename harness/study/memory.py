@@ -9,11 +9,11 @@ import time
 from collections.abc import Sequence
 from typing import Any
 
-from harness.errors import HarnessError
-from harness.study.judged import Histories, History
-from harness.study.progress import Progress
-from harness.study.space import Space
-from harness.study.subjects import SUBJECTS, WINDOW
+from ratelimit_harness.harness.errors import HarnessError
+from ratelimit_harness.harness.study.judged import Histories, History
+from ratelimit_harness.harness.study.progress import Progress
+from ratelimit_harness.harness.study.space import Space
+from ratelimit_harness.harness.study.subjects import SUBJECTS, WINDOW
 
 START = 1_800_000_000.0  # a virtual instant on a window edge (a multiple of 60 s)
 ATTEMPTS = 3

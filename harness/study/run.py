@@ -1,4 +1,4 @@
-"""``python -m harness study``: the chapter's comparison table (Part 10) measured on a Redis the
+"""``ratelimit-harness study``: the chapter's comparison table (Part 10) measured on a Redis the
 harness provisions, into a run directory (``runs/study-TIME/``, ``harness.rundir``):
 
     RUN_DIR/manifest.json  what ran
@@ -16,13 +16,13 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.errors import writing
-from harness.provision import RedisServer
-from harness.study import accuracy, burst, cost, memory
-from harness.study.judged import Histories
-from harness.study.space import Space
-from harness.study.subjects import FOOTNOTE, LIMIT, SUBJECTS
-from harness.study.workload import Workload
+from ratelimit_harness.harness.errors import writing
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.harness.study import accuracy, burst, cost, memory
+from ratelimit_harness.harness.study.judged import Histories
+from ratelimit_harness.harness.study.space import Space
+from ratelimit_harness.harness.study.subjects import FOOTNOTE, LIMIT, SUBJECTS
+from ratelimit_harness.harness.study.workload import Workload
 
 
 @dataclass(frozen=True)

@@ -14,10 +14,10 @@ from typing import Any
 
 import redis
 
-from harness.explorer.keyspace import claim
-from harness.leftovers import key_ttls
-from harness.provision import RedisServer
-from limiters import CATALOGUE, Clock, Limiter, Policy
+from ratelimit_harness.harness.explorer.keyspace import claim
+from ratelimit_harness.harness.leftovers import key_ttls
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.limiters import CATALOGUE, Clock, Limiter, Policy
 
 
 class Space:

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from limiters import CATALOGUE, Policy
+from ratelimit_harness.limiters import CATALOGUE, Policy
 
 LIMIT, WINDOW = 100, 60.0  # the chapter's running example: 100 requests a minute
 

@@ -1,4 +1,4 @@
-"""The Correctness tab in a real browser: ``python -m harness load --web`` with a limiter that
+"""The Correctness tab in a real browser: ``ratelimit-harness load --web`` with a limiter that
 over-admits, a swarm started from the page, the tab read from the page's DOM.
 
 Needs Chromium (skipped without it, failed without it where HARNESS_REQUIRE_ALL_PATHS=1).
@@ -114,10 +114,10 @@ def sigint_not_ignored() -> Iterator[None]:
 
 @contextlib.contextmanager
 def harness_load(cwd: Path, port: int) -> Iterator[subprocess.Popen[bytes]]:
-    """``python -m harness load --web`` in ``cwd`` (its runs/ go there), its output in files
+    """``ratelimit-harness load --web`` in ``cwd`` (its runs/ go there), its output in files
     there; killed with everything it started, whatever happens, if it is still running."""
     command = [
-        *(sys.executable, "-m", "harness", "load", "--web", "--web-port", str(port)),
+        *(sys.executable, "-m", "ratelimit_harness", "load", "--web", "--web-port", str(port)),
         *("--limiter", "in-memory", "--instances", "4", "--users", "20", "--spawn-rate", "20"),
         *("--redis", "embedded"),  # the limiter under test keeps no state in Redis anyway
     ]

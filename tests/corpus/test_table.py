@@ -11,7 +11,7 @@ from pathlib import Path
 from corpus.install import ROOT
 from corpus.readme import BEGIN, END, render
 from corpus.table import ROWS
-from limiters.catalogue import Flaw
+from ratelimit_harness.limiters.catalogue import Flaw
 
 FAULTS = {"crash", "stall", "skew"}
 

@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.provision import RedisServer, Unavailable
-from harness.provision.virtual_time import start_on_virtual_time
+from ratelimit_harness.harness.provision import RedisServer, Unavailable
+from ratelimit_harness.harness.provision.virtual_time import start_on_virtual_time
 
 
 @pytest.fixture(scope="session")

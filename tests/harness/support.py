@@ -13,8 +13,8 @@ from typing import Any, NoReturn
 import docker.errors
 import pytest
 
-from harness.provision import RedisServer, Unavailable, provision
-from harness.provision.container import docker_client, image_name, require_image
+from ratelimit_harness.harness.provision import RedisServer, Unavailable, provision
+from ratelimit_harness.harness.provision.container import docker_client, image_name, require_image
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 30.0  # seconds: generous, but every wait in these tests ends

@@ -1,4 +1,4 @@
-"""``python -m harness``, run as a user would: exit codes, output, and errors in one line."""
+"""``ratelimit-harness``, run as a user would: exit codes, output, and errors in one line."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from limiters import CATALOGUE
+from ratelimit_harness.limiters import CATALOGUE
 from tests.harness.support import (
     ROOT,
     TIMEOUT,
@@ -33,7 +33,7 @@ def factory(client, policy):
 
 def harness(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "harness", *args],
+        [sys.executable, "-m", "ratelimit_harness", *args],
         cwd=ROOT,
         env=child_env(**env),
         capture_output=True,
@@ -141,7 +141,7 @@ def test_probe_removes_its_container_on_sigterm() -> None:
     engine: Any = docker_or_skip()
     args = ["--limiter", "fixed-window-lua", "--redis", "container", "--interval", "60"]
     process = subprocess.Popen(
-        [sys.executable, "-m", "harness", "probe", *args],
+        [sys.executable, "-m", "ratelimit_harness", "probe", *args],
         cwd=ROOT,
         env=child_env(PYTHONFAULTHANDLER="1"),  # SIGABRT then prints where each thread is
         stdout=subprocess.PIPE,

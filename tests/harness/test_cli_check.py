@@ -1,4 +1,4 @@
-"""python -m harness check: the verdict, its JSON, and exit codes 0, 1 and 2."""
+"""ratelimit-harness check: the verdict, its JSON, and exit codes 0, 1 and 2."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.history import Operation, Outcome
-from harness.history.jsonl import write_history
-from harness.history.snapshot import write_snapshot
+from ratelimit_harness.harness.history import Operation, Outcome
+from ratelimit_harness.harness.history.jsonl import write_history
+from ratelimit_harness.harness.history.snapshot import write_snapshot
 from tests.harness.test_cli import harness
 
 POLICY = "fixed-window:limit=2,window=10"

@@ -11,13 +11,13 @@ from pathlib import Path
 import pytest
 import redis
 
-from harness import listing
-from harness.cli import main
-from harness.explorer import explore, instance
-from harness.explorer.clocks import InstanceClock
-from harness.explorer.keys import Expiry
-from harness.explorer.run import run_schedule
-from harness.provision import RedisServer
+from ratelimit_harness.harness import listing
+from ratelimit_harness.harness.cli import main
+from ratelimit_harness.harness.explorer import explore, instance
+from ratelimit_harness.harness.explorer.clocks import InstanceClock
+from ratelimit_harness.harness.explorer.keys import Expiry
+from ratelimit_harness.harness.explorer.run import run_schedule
+from ratelimit_harness.harness.provision import RedisServer
 from tests.harness.explorer import plugins
 from tests.harness.explorer.schedules import setup, steps
 

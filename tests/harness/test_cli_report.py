@@ -1,4 +1,4 @@
-"""``python -m harness report``: the builders of ``reports/`` behind the CLI."""
+"""``ratelimit-harness report``: the builders of ``reports/`` behind the CLI."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
+from ratelimit_harness.harness.cli import main
 
 FIXTURES = Path(__file__).parents[1] / "reports" / "fixtures"
 

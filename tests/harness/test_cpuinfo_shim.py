@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.provision import Unavailable
-from harness.provision.cpuinfo_shim import SOURCE, build
+from ratelimit_harness.harness.provision import Unavailable
+from ratelimit_harness.harness.provision.cpuinfo_shim import SOURCE, build
 
 # what fopen() gives a process, as a line per path: "opened" or the error's name
 FOPEN = """

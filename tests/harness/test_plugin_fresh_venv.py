@@ -108,7 +108,7 @@ def test_a_users_suite_races_their_limiter_from_a_fresh_environment(tmp_path: Pa
         cwd=tmp_path,
     )
     assert install.returncode == 0, install.stderr
-    where = _run(python, "-c", "import harness; print(harness.__file__)", cwd=tmp_path)
+    where = _run(python, "-c", "import ratelimit_harness; print(ratelimit_harness.__file__)", cwd=tmp_path)
     assert where.stdout.startswith(str(venv)), where.stdout + where.stderr
 
     user.mkdir()

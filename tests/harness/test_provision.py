@@ -20,11 +20,21 @@ import docker.errors
 import pytest
 import redis
 
-from harness.provision import RedisServer, Unavailable, provision
-from harness.provision.base import BUS_OFFSET, EPHEMERAL_RANGE, LOWEST_PORT, free_port
-from harness.provision.cluster import SLOTS
-from harness.provision.container import LABEL, OWNER_LABEL, image_name, sweep_leftovers
-from harness.provision.doctor import diagnose
+from ratelimit_harness.harness.provision import RedisServer, Unavailable, provision
+from ratelimit_harness.harness.provision.base import (
+    BUS_OFFSET,
+    EPHEMERAL_RANGE,
+    LOWEST_PORT,
+    free_port,
+)
+from ratelimit_harness.harness.provision.cluster import SLOTS
+from ratelimit_harness.harness.provision.container import (
+    LABEL,
+    OWNER_LABEL,
+    image_name,
+    sweep_leftovers,
+)
+from ratelimit_harness.harness.provision.doctor import diagnose
 from tests.harness.support import (
     ROOT,
     TIMEOUT,
@@ -43,7 +53,7 @@ HOST = socket.gethostname()
 # Provisions a container and an embedded server, prints "<container id> <embedded pid>", waits.
 CHILD = """
 import signal, sys, time
-from harness.provision import provision
+from ratelimit_harness.harness.provision import provision
 signal.signal(signal.SIGINT, signal.default_int_handler)  # even if we inherited SIGINT ignored
 signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # what harness.cli.main does
 servers = [provision("container"), provision("embedded")]

@@ -10,11 +10,11 @@ from typing import Any
 
 import pytest
 
-from harness.errors import BadArgument
-from harness.explorer.campaign import RACE_POLICIES
-from harness.explorer.schedules import space_for
-from harness.pytest_plugin import RaceResult
-from limiters import Policy
+from ratelimit_harness.harness.errors import BadArgument
+from ratelimit_harness.harness.explorer.campaign import RACE_POLICIES
+from ratelimit_harness.harness.explorer.schedules import space_for
+from ratelimit_harness.harness.pytest_plugin import RaceResult
+from ratelimit_harness.limiters import Policy
 
 FIXED = RACE_POLICIES["fixed-window"]
 

@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.checkers import check
-from harness.cli import main
-from harness.history import Operation, Outcome
-from harness.rundir import MANIFEST, keep_judged, new_run_dir, rejudge
-from limiters import Policy
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.harness.cli import main
+from ratelimit_harness.harness.history import Operation, Outcome
+from ratelimit_harness.harness.rundir import MANIFEST, keep_judged, new_run_dir, rejudge
+from ratelimit_harness.limiters import Policy
 
 POLICY = Policy.parse("fixed-window:limit=1,window=10")
 

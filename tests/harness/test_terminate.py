@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[2]
 CHILD = textwrap.dedent(
     """
     import os, signal, sys, weakref
-    from harness.terminate import exit_on_sigterm, pause
+    from ratelimit_harness.harness.terminate import exit_on_sigterm, pause
 
     class Resource:
         pass

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from harness.provision import RedisServer, Unavailable
-from harness.provision.virtual_time import (
+from ratelimit_harness.harness.provision import RedisServer, Unavailable
+from ratelimit_harness.harness.provision.virtual_time import (
     START,
     ServerClock,
     library,

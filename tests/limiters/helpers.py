@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from limiters import CATALOGUE, Decision, Limiter, Policy
-from limiters.base import RedisLimiter
+from ratelimit_harness.limiters import CATALOGUE, Decision, Limiter, Policy
+from ratelimit_harness.limiters.base import RedisLimiter
 from tests.clocks import ManualClock
 
 

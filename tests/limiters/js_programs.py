@@ -12,9 +12,9 @@ from typing import Any
 
 import pytest
 
-from harness.provision import Unavailable
-from harness.provision.virtual_time import START, ServerClock, library
-from limiters.js_catalogue import JS_CATALOGUE, unavailable
+from ratelimit_harness.harness.provision import Unavailable
+from ratelimit_harness.harness.provision.virtual_time import START, ServerClock, library
+from ratelimit_harness.limiters.js_catalogue import JS_CATALOGUE, unavailable
 from tests.harness.support import TIMEOUT, child_env, kill_quietly, read_line
 
 FIELDS = {"allowed", "remaining", "limit", "reset_at", "retry_after", "now"}

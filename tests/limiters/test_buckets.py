@@ -3,7 +3,7 @@
 import pytest
 import redis
 
-from limiters import CATALOGUE, Policy
+from ratelimit_harness.limiters import CATALOGUE, Policy
 from tests.clocks import ManualClock, advance
 from tests.limiters.helpers import admitted, key_of, make, run
 

@@ -3,8 +3,8 @@ from importlib import resources
 
 import pytest
 
-from limiters import CATALOGUE, KINDS, Flaw, Policy
-from limiters.base import RedisLimiter
+from ratelimit_harness.limiters import CATALOGUE, KINDS, Flaw, Policy
+from ratelimit_harness.limiters.base import RedisLimiter
 
 REQUIRED_NAMES = {
     "naive-get-set": {"over-admission"},

@@ -3,7 +3,7 @@
 import pytest
 from redis.cluster import RedisCluster
 
-from limiters import CATALOGUE, Policy
+from ratelimit_harness.limiters import CATALOGUE, Policy
 from tests.clocks import ManualClock
 from tests.limiters.helpers import admitted, make
 

@@ -2,7 +2,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from limiters import Decision
+from ratelimit_harness.limiters import Decision
 
 
 def test_decodes_a_script_reply_in_microseconds() -> None:

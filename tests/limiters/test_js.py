@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from harness.provision import RedisServer
-from harness.provision.virtual_time import START, ServerClock
-from limiters import Policy
-from limiters.js_catalogue import JS_CATALOGUE
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.harness.provision.virtual_time import START, ServerClock
+from ratelimit_harness.limiters import Policy
+from ratelimit_harness.limiters.js_catalogue import JS_CATALOGUE
 from tests.limiters.js_programs import (
     Instance,
     decision,

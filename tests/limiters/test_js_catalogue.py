@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from limiters import CATALOGUE, js_catalogue
-from limiters.js_catalogue import FAULTS, HOME, JS_CATALOGUE, unavailable
+from ratelimit_harness.limiters import CATALOGUE, js_catalogue
+from ratelimit_harness.limiters.js_catalogue import FAULTS, HOME, JS_CATALOGUE, unavailable
 
 NAMES = list(JS_CATALOGUE)
 

@@ -12,8 +12,8 @@ import pytest
 import redis
 from redis.cluster import RedisCluster
 
-from limiters import CATALOGUE, Decision, Limiter, Policy
-from limiters.base import RedisLimiter
+from ratelimit_harness.limiters import CATALOGUE, Decision, Limiter, Policy
+from ratelimit_harness.limiters.base import RedisLimiter
 from tests.clocks import ManualClock, advance
 
 CORRECT = [name for name, entry in CATALOGUE.items() if not entry.flaws]

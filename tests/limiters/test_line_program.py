@@ -1,4 +1,5 @@
-"""``python -m limiters.line_program NAME``: a limiter as a program on the line protocol."""
+"""``python -m ratelimit_harness.limiters.line_program NAME``: a limiter as a program on the line
+protocol."""
 
 from __future__ import annotations
 
@@ -8,10 +9,10 @@ import sys
 import pytest
 import redis
 
-from harness.provision import RedisServer
-from limiters.decision import Decision
-from limiters.line_program import answer_line
-from limiters.program import parse_answer
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.limiters.decision import Decision
+from ratelimit_harness.limiters.line_program import answer_line
+from ratelimit_harness.limiters.program import parse_answer
 from tests.harness.support import child_env
 
 
@@ -27,7 +28,7 @@ def test_an_answer_reads_back_as_the_decision_it_was(decision: Decision) -> None
 
 
 def run(args: list[str], stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "limiters.line_program", *args]
+    command = [sys.executable, "-m", "ratelimit_harness.limiters.line_program", *args]
     return subprocess.run(
         command,
         check=False,
@@ -42,7 +43,7 @@ def run(args: list[str], stdin: str = "", **env: str) -> subprocess.CompletedPro
 @pytest.mark.parametrize(
     ("args", "env", "message"),
     [
-        ([], {}, "usage: python -m limiters.line_program LIMITER"),
+        ([], {}, "usage: python -m ratelimit_harness.limiters.line_program LIMITER"),
         (["naive-get-set"], {}, "REDIS_URL and RATELIMIT_POLICY must be set"),
         (["no-such"], {"RATELIMIT_POLICY": "fixed-window:limit=1,window=1"}, "unknown limiter"),
         (["gcra-lua"], {"RATELIMIT_POLICY": "fixed-window:limit=1,window=1"}, "enforces"),

@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 import redis
 
-from limiters.lua import LuaScript
+from ratelimit_harness.limiters.lua import LuaScript
 
 pytestmark = pytest.mark.integration
 

@@ -6,8 +6,16 @@ import pytest
 import redis
 import redis.asyncio
 
-from limiters import PluginError, Policy, UnknownLimiter, build, name_of, plugin, resolve
-from limiters.plugin import EventLoop, PluginLimiter, plugin_builder
+from ratelimit_harness.limiters import (
+    PluginError,
+    Policy,
+    UnknownLimiter,
+    build,
+    name_of,
+    plugin,
+    resolve,
+)
+from ratelimit_harness.limiters.plugin import EventLoop, PluginLimiter, plugin_builder
 from tests.limiters import sample_plugin
 
 FIXED = Policy.parse("fixed-window:limit=3,window=3600")

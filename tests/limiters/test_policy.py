@@ -1,6 +1,6 @@
 import pytest
 
-from limiters import Policy, PolicyError
+from ratelimit_harness.limiters import Policy, PolicyError
 
 
 @pytest.mark.parametrize(

@@ -7,9 +7,20 @@ from pathlib import Path
 import pytest
 import redis
 
-from harness.provision.virtual_time import START, ServerClock, library, on_clock_file
-from limiters import Decision, Policy, resolve
-from limiters.program import Program, ProgramError, ProgramLimiter, parse_answer, program_env
+from ratelimit_harness.harness.provision.virtual_time import (
+    START,
+    ServerClock,
+    library,
+    on_clock_file,
+)
+from ratelimit_harness.limiters import Decision, Policy, resolve
+from ratelimit_harness.limiters.program import (
+    Program,
+    ProgramError,
+    ProgramLimiter,
+    parse_answer,
+    program_env,
+)
 
 COUNTING = [sys.executable, str(Path(__file__).parent / "programs" / "counting.py")]
 POLICY = Policy.parse("fixed-window:limit=2,window=10")

@@ -5,7 +5,7 @@ import time
 import pytest
 import redis
 
-from limiters import CATALOGUE, Policy
+from ratelimit_harness.limiters import CATALOGUE, Policy
 from tests.clocks import ManualClock
 
 pytestmark = pytest.mark.integration

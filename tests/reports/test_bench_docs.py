@@ -9,8 +9,18 @@ from typing import Any
 
 import pytest
 
-from reports.bench_blocks import BLOCKS, decisions, explorer, measured, race_speed
-from reports.bench_docs import ROOT, begin, blocks_in, end, main, pages, render, rendered, stale
+from ratelimit_harness.reports.bench_blocks import BLOCKS, decisions, explorer, measured, race_speed
+from ratelimit_harness.reports.bench_docs import (
+    ROOT,
+    begin,
+    blocks_in,
+    end,
+    main,
+    pages,
+    render,
+    rendered,
+    stale,
+)
 
 MACHINE = {
     "cores": 8,
@@ -61,7 +71,9 @@ def decisions_entry() -> dict[str, Any]:
 
 
 def test_the_committed_docs_show_the_committed_results() -> None:
-    assert stale(ROOT) == {}, "a figure block is stale: python -m reports.bench_docs"
+    assert stale(ROOT) == {}, (
+        "a figure block is stale: python -m ratelimit_harness.reports.bench_docs"
+    )
 
 
 def test_every_block_is_on_some_page_of_the_docs() -> None:

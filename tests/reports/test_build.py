@@ -3,8 +3,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.rundir import rejudge
-from reports import build, build_instances
+from ratelimit_harness.harness.rundir import rejudge
+from ratelimit_harness.reports import build, build_instances
 
 PNG = b"\x89PNG\r\n\x1a\n"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from reports import checkout
+from ratelimit_harness.reports import checkout
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-from reports import junit, read, report
+from ratelimit_harness.reports import junit, read, report
 
 
 def _junit(source: Path, out: Path) -> ET.Element:

@@ -2,11 +2,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.history.races import DECISION, SKEW
-from reports import read_load, read_race
-from reports.admissions import _counted
-from reports.policy import Allowance, allowance
-from reports.swimlane import guilty_steps
+from ratelimit_harness.harness.history.races import DECISION, SKEW
+from ratelimit_harness.reports import read_load, read_race
+from ratelimit_harness.reports.admissions import _counted
+from ratelimit_harness.reports.policy import Allowance, allowance
+from ratelimit_harness.reports.swimlane import guilty_steps
 
 RACE_TEST = Path(__file__).parent / "fixtures" / "race-test-20261201-120839"
 

@@ -1,4 +1,4 @@
-from reports.policy import Allowance, allowance, parse
+from ratelimit_harness.reports.policy import Allowance, allowance, parse
 
 
 def test_a_policys_words_are_left_out_of_its_numbers() -> None:

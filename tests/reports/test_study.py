@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.checkers import check
-from harness.history import Operation, Outcome
-from limiters import Policy
-from reports import build
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.harness.history import Operation, Outcome
+from ratelimit_harness.limiters import Policy
+from ratelimit_harness.reports import build
 
 STUDY = Path(__file__).parent / "study.json"  # a full study's result (embedded Redis 7.0)
 

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from reports import build
+from ratelimit_harness.reports import build
 
 
 def test_race_test_summary_has_every_row(race_test_dir: Path, tmp_path: Path) -> None:

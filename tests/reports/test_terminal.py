@@ -2,8 +2,8 @@
 
 from pathlib import Path
 
-from reports import read, report
-from reports.terminal import WIDTH, render, table
+from ratelimit_harness.reports import read, report
+from ratelimit_harness.reports.terminal import WIDTH, render, table
 
 
 def test_the_race_test_table_fits_and_shows_what_the_summary_shows(race_test_dir: Path) -> None:

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.history import Operation, Outcome
+from ratelimit_harness.harness.history import Operation, Outcome
 
 
 def op(

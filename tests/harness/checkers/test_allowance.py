@@ -4,8 +4,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.checkers.allowance import allowance
-from limiters import Policy
+from ratelimit_harness.harness.checkers.allowance import allowance
+from ratelimit_harness.limiters import Policy
 
 FIXED = "fixed-window:limit=5,window=2"
 SLIDING = "sliding-window:limit=5,window=2"

@@ -2,10 +2,10 @@
 
 import random
 
-from harness.checkers import Verdict, check
-from harness.history import Operation, Outcome
-from limiters import Policy
-from limiters.reference import Reference
+from ratelimit_harness.harness.checkers import Verdict, check
+from ratelimit_harness.harness.history import Operation, Outcome
+from ratelimit_harness.limiters import Policy
+from ratelimit_harness.limiters.reference import Reference
 from tests.clocks import ManualClock
 from tests.harness.checkers.factory import op, points
 

@@ -1,5 +1,5 @@
-from harness.checkers import Verdict, check
-from limiters import Policy
+from ratelimit_harness.harness.checkers import Verdict, check
+from ratelimit_harness.limiters import Policy
 from tests.harness.checkers.factory import op, points
 
 POLICY = Policy.parse("fixed-window:limit=2,window=10")

@@ -1,5 +1,5 @@
-from harness.checkers import check
-from limiters import Policy
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.limiters import Policy
 from tests.harness.checkers.factory import op
 
 POLICY = Policy.parse("leaky-bucket:rate=10,capacity=2")

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import pytest
 
-from harness.checkers import PARTS, Part, check
-from harness.checkers.parts import Evidence
-from harness.checkers.placement import Findings
-from harness.history.verdict import Verdict, Witness
-from limiters.policy import KINDS, Policy
+from ratelimit_harness.harness.checkers import PARTS, Part, check
+from ratelimit_harness.harness.checkers.parts import Evidence
+from ratelimit_harness.harness.checkers.placement import Findings
+from ratelimit_harness.harness.history.verdict import Verdict, Witness
+from ratelimit_harness.limiters.policy import KINDS, Policy
 from tests.harness.checkers.factory import points
 
 POLICY = Policy.parse("fixed-window:limit=1,window=1")
@@ -26,7 +26,7 @@ def test_a_new_part_is_a_new_row(monkeypatch: pytest.MonkeyPatch) -> None:
         return Findings([Witness(op.key, (op.invoke, op.invoke), [op], "late") for op in found])
 
     late = Part("late", ["fixed-window"], slow_keys)
-    monkeypatch.setattr("harness.checkers.PARTS", (*PARTS, late))
+    monkeypatch.setattr("ratelimit_harness.harness.checkers.PARTS", (*PARTS, late))
     verdict = check(points(1.0, 2.0), POLICY)
     assert [v["kind"] for v in verdict.to_json()["violations"]] == ["late"]
     assert check(points(1.0, 2.0), Policy.parse("gcra:capacity=1,rate=1")).valid
@@ -37,7 +37,7 @@ def test_two_parts_of_one_kind_make_one_violation(monkeypatch: pytest.MonkeyPatc
         return Findings([Witness(op.key, (0.0, 0.0), [op], "x") for op in evidence.history])
 
     extra = Part("over-admission", None, every)
-    monkeypatch.setattr("harness.checkers.PARTS", (*PARTS, extra))
+    monkeypatch.setattr("ratelimit_harness.harness.checkers.PARTS", (*PARTS, extra))
     verdict = check(points(1.25, 1.5), POLICY)  # one real over-admission, and two more
     assert [(v.kind, v.count) for v in verdict.violations] == [("over-admission", 3)]
 

@@ -1,5 +1,5 @@
-from harness.checkers import check
-from limiters import Policy
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.limiters import Policy
 from tests.harness.checkers.factory import op, points
 
 POLICY = Policy.parse("sliding-window:limit=2,window=10")

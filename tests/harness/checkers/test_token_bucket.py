@@ -1,7 +1,7 @@
 import pytest
 
-from harness.checkers import check
-from limiters import Policy
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.limiters import Policy
 from tests.harness.checkers.factory import op, points
 
 

@@ -12,7 +12,7 @@ from typing import Any
 
 import redis
 
-from limiters import Policy
+from ratelimit_harness.limiters import Policy
 from tests.harness.explorer.black_box import SERVER_TIME_WINDOW, _window_ms
 
 

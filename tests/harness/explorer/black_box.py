@@ -10,7 +10,7 @@ from typing import Any
 
 import redis
 
-from limiters import Policy
+from ratelimit_harness.limiters import Policy
 
 # A fixed window on the server's clock, its key named inside the script from the identity (no
 # KEYS): the shape of most production scripts. The window's key lives exactly one window.

@@ -7,8 +7,8 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from limiters import Decision, Policy
-from limiters.fixed_window_lua import FixedWindowLua
+from ratelimit_harness.limiters import Decision, Policy
+from ratelimit_harness.limiters.fixed_window_lua import FixedWindowLua
 
 RELEASE = threading.Event()  # set by a test to let ``blocking`` checks go
 

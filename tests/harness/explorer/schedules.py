@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from harness.checkers import Verdict
-from harness.explorer.actions import Action, Step
-from harness.explorer.run import RunResult, Setup, run_schedule
-from limiters import Policy
+from ratelimit_harness.harness.checkers import Verdict
+from ratelimit_harness.harness.explorer.actions import Action, Step
+from ratelimit_harness.harness.explorer.run import RunResult, Setup, run_schedule
+from ratelimit_harness.limiters import Policy
 
 
 def setup(url: str, limiter: str, spec: str, instances: int = 2) -> Setup:

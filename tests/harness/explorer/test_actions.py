@@ -1,6 +1,6 @@
 import pytest
 
-from harness.explorer.actions import (
+from ratelimit_harness.harness.explorer.actions import (
     KINDS,
     Action,
     Advance,

@@ -13,15 +13,15 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
-from harness.explorer.actions import Action, Crash, Step, Through
-from harness.explorer.explore import Exploration, explore
-from harness.explorer.run import RunResult, Setup, run_schedule
-from harness.explorer.schedules import space_for
-from harness.explorer.unseen import Count, countable
-from harness.provision import RedisServer
-from harness.pytest_plugin import RaceResult
-from limiters import Policy
+from ratelimit_harness.harness.cli import main
+from ratelimit_harness.harness.explorer.actions import Action, Crash, Step, Through
+from ratelimit_harness.harness.explorer.explore import Exploration, explore
+from ratelimit_harness.harness.explorer.run import RunResult, Setup, run_schedule
+from ratelimit_harness.harness.explorer.schedules import space_for
+from ratelimit_harness.harness.explorer.unseen import Count, countable
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.harness.pytest_plugin import RaceResult
+from ratelimit_harness.limiters import Policy
 
 pytestmark = pytest.mark.integration
 BOX = "tests.harness.explorer.asyncio_box"
@@ -218,7 +218,7 @@ def test_race_on_a_seen_asyncio_limiter_counts_none(
 def test_the_pytest_plugin_refuses_unseen_commands_unless_allowed(
     race: Callable[..., RaceResult], race_redis_server: RedisServer
 ) -> None:
-    from harness.errors import Unscheduled
+    from ratelimit_harness.harness.errors import Unscheduled
     from tests.harness.explorer.asyncio_box import atomic_lua, raw_socket
 
     if not countable(race_redis_server):  # $REDIS_URL, a container: nothing is counted

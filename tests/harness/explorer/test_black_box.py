@@ -8,12 +8,12 @@ from collections.abc import Iterable
 
 import pytest
 
-from harness.explorer.actions import Action, Advance, Through
-from harness.explorer.explore import Exploration, explore
-from harness.explorer.run import RunResult, Setup, run_schedule
-from harness.explorer.schedules import space_for
-from harness.provision import RedisServer
-from limiters import Policy
+from ratelimit_harness.harness.explorer.actions import Action, Advance, Through
+from ratelimit_harness.harness.explorer.explore import Exploration, explore
+from ratelimit_harness.harness.explorer.run import RunResult, Setup, run_schedule
+from ratelimit_harness.harness.explorer.schedules import space_for
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.limiters import Policy
 
 pytestmark = pytest.mark.integration
 BOX = "tests.harness.explorer.black_box"

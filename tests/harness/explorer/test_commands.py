@@ -1,4 +1,4 @@
-"""python -m harness race and replay: exit codes, saved traces."""
+"""ratelimit-harness race and replay: exit codes, saved traces."""
 
 import json
 from pathlib import Path

@@ -12,16 +12,16 @@ from typing import Any
 import pytest
 import redis
 
-from harness.checkers import Verdict
-from harness.checkers import check as judged
-from harness.cli import main
-from harness.explorer import explore as explorer
-from harness.explorer.keyspace import Keyspace
-from harness.explorer.run import Setup
-from harness.explorer.schedules import Space
-from harness.history import Outcome
-from harness.provision import RedisServer
-from limiters import Policy
+from ratelimit_harness.harness.checkers import Verdict
+from ratelimit_harness.harness.checkers import check as judged
+from ratelimit_harness.harness.cli import main
+from ratelimit_harness.harness.explorer import explore as explorer
+from ratelimit_harness.harness.explorer.keyspace import Keyspace
+from ratelimit_harness.harness.explorer.run import Setup
+from ratelimit_harness.harness.explorer.schedules import Space
+from ratelimit_harness.harness.history import Outcome
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.limiters import Policy
 from tests.harness.explorer import plugins
 from tests.harness.explorer.schedules import run, steps
 

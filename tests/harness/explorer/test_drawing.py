@@ -7,11 +7,11 @@ import redis
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.explorer.actions import Skew
-from harness.explorer.run import Run, Setup
-from harness.explorer.schedules import HAIR, Space, draw_opening
-from harness.provision import RedisServer
-from limiters import Policy
+from ratelimit_harness.harness.explorer.actions import Skew
+from ratelimit_harness.harness.explorer.run import Run, Setup
+from ratelimit_harness.harness.explorer.schedules import HAIR, Space, draw_opening
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.limiters import Policy
 
 FIXED = Policy.parse("fixed-window:limit=1,window=10")
 

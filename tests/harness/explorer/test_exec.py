@@ -10,16 +10,23 @@ from pathlib import Path
 import pytest
 import redis
 
-from harness.cli import main
-from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
-from harness.explorer.explore import explore
-from harness.explorer.process_instance import POOL, SPARES
-from harness.explorer.run import Run, RunResult, Setup, run_actions, run_schedule, scheduled
-from harness.explorer.trace import load, replay, save
-from harness.provision import RedisServer
-from limiters import Policy
-from limiters.js_catalogue import JS_CATALOGUE
-from limiters.program import EXEC
+from ratelimit_harness.harness.cli import main
+from ratelimit_harness.harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
+from ratelimit_harness.harness.explorer.explore import explore
+from ratelimit_harness.harness.explorer.process_instance import POOL, SPARES
+from ratelimit_harness.harness.explorer.run import (
+    Run,
+    RunResult,
+    Setup,
+    run_actions,
+    run_schedule,
+    scheduled,
+)
+from ratelimit_harness.harness.explorer.trace import load, replay, save
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.limiters import Policy
+from ratelimit_harness.limiters.js_catalogue import JS_CATALOGUE
+from ratelimit_harness.limiters.program import EXEC
 from tests.limiters.js_programs import require_programs
 
 pytestmark = pytest.mark.integration

@@ -4,13 +4,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.explorer.explore import explore
-from harness.explorer.run import Setup
-from harness.explorer.schedules import Space
-from harness.explorer.stress import stress
-from harness.explorer.trace import load, replay, save
-from harness.provision import RedisServer
-from limiters import Policy
+from ratelimit_harness.harness.explorer.explore import explore
+from ratelimit_harness.harness.explorer.run import Setup
+from ratelimit_harness.harness.explorer.schedules import Space
+from ratelimit_harness.harness.explorer.stress import stress
+from ratelimit_harness.harness.explorer.trace import load, replay, save
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.limiters import Policy
 
 pytestmark = pytest.mark.integration
 FIXED = Policy.parse("fixed-window:limit=1,window=10")

@@ -8,8 +8,8 @@ from typing import Any, cast
 
 import pytest
 
-from harness.explorer.clocks import patched
-from harness.explorer.kept import Attribute, Defaults, Finder, Table, swap
+from ratelimit_harness.harness.explorer.clocks import patched
+from ratelimit_harness.harness.explorer.kept import Attribute, Defaults, Finder, Table, swap
 
 
 class Wakes:

@@ -9,15 +9,15 @@ from pathlib import Path
 import pytest
 import redis
 
-from harness import rundir
-from harness.cli import main
-from harness.explorer.actions import Crash, Through
-from harness.explorer.campaign import run_row, targets
-from harness.explorer.keyspace import NotEmpty, claim
-from harness.explorer.run import run_schedule
-from harness.explorer.stress import stress
-from harness.explorer.trace import save
-from harness.provision import RedisServer
+from ratelimit_harness.harness import rundir
+from ratelimit_harness.harness.cli import main
+from ratelimit_harness.harness.explorer.actions import Crash, Through
+from ratelimit_harness.harness.explorer.campaign import run_row, targets
+from ratelimit_harness.harness.explorer.keyspace import NotEmpty, claim
+from ratelimit_harness.harness.explorer.run import run_schedule
+from ratelimit_harness.harness.explorer.stress import stress
+from ratelimit_harness.harness.explorer.trace import save
+from ratelimit_harness.harness.provision import RedisServer
 from tests.harness.explorer.schedules import setup, steps
 
 pytestmark = pytest.mark.integration

@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 import redis
 
-from harness.cli import main
-from harness.explorer.actions import Crash
-from harness.history import Outcome
-from harness.provision import RedisServer
+from ratelimit_harness.harness.cli import main
+from ratelimit_harness.harness.explorer.actions import Crash
+from ratelimit_harness.harness.history import Outcome
+from ratelimit_harness.harness.provision import RedisServer
 from tests.harness.explorer.schedules import run, steps
 
 pytestmark = pytest.mark.integration

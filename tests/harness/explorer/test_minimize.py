@@ -4,10 +4,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
-from harness.explorer.minimize import minimize
-from harness.explorer.run import run_schedule
-from harness.provision import RedisServer
+from ratelimit_harness.harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
+from ratelimit_harness.harness.explorer.minimize import minimize
+from ratelimit_harness.harness.explorer.run import run_schedule
+from ratelimit_harness.harness.provision import RedisServer
 from tests.harness.explorer.schedules import setup
 
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.explorer.campaign import Target, targets
-from harness.explorer.parallel import RowJob, run_rows, servers_for
-from harness.history.races import RaceTestRow
+from ratelimit_harness.harness.explorer.campaign import Target, targets
+from ratelimit_harness.harness.explorer.parallel import RowJob, run_rows, servers_for
+from ratelimit_harness.harness.history.races import RaceTestRow
 
 pytestmark = pytest.mark.integration
 

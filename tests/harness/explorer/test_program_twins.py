@@ -10,11 +10,11 @@ from pathlib import Path
 
 import pytest
 
-from harness.explorer.campaign import Target, race_policy, run_row
-from harness.explorer.process_instance import POOL
-from harness.provision import RedisServer
-from limiters import CATALOGUE
-from limiters.program import EXEC
+from ratelimit_harness.harness.explorer.campaign import Target, race_policy, run_row
+from ratelimit_harness.harness.explorer.process_instance import POOL
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.limiters import CATALOGUE
+from ratelimit_harness.limiters.program import EXEC
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -26,7 +26,9 @@ def no_programs_left() -> Iterator[None]:
 
 
 def as_program(name: str) -> str:
-    return EXEC + shlex.join([sys.executable, "-m", "limiters.line_program", name])
+    return EXEC + shlex.join(
+        [sys.executable, "-m", "ratelimit_harness.limiters.line_program", name]
+    )
 
 
 @pytest.mark.parametrize(

@@ -21,9 +21,9 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from harness.explorer.proxy import Held, ProxyError, SchedulingProxy, StepLost
-from harness.explorer.resp import Framer, Push, ReplyError, decode, show
-from harness.provision import RedisServer
+from ratelimit_harness.harness.explorer.proxy import Held, ProxyError, SchedulingProxy, StepLost
+from ratelimit_harness.harness.explorer.resp import Framer, Push, ReplyError, decode, show
+from ratelimit_harness.harness.provision import RedisServer
 
 WAIT = 10.0  # seconds any one wait of these tests may take
 

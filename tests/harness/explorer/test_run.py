@@ -2,9 +2,9 @@
 
 import pytest
 
-from harness.explorer.actions import Action, Advance, Crash, Skew, Through
-from harness.history import Outcome
-from harness.provision import RedisServer
+from ratelimit_harness.harness.explorer.actions import Action, Advance, Crash, Skew, Through
+from ratelimit_harness.harness.history import Outcome
+from ratelimit_harness.harness.provision import RedisServer
 from tests.harness.explorer.schedules import run, steps
 
 pytestmark = pytest.mark.integration

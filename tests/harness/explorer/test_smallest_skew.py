@@ -8,11 +8,11 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.explorer.actions import Action, Advance, Skew, Step, Through
-from harness.explorer.campaign import race_policy
-from harness.explorer.faults import FAULTS, _between_requests
-from harness.pytest_plugin import RaceResult
-from limiters import CATALOGUE
+from ratelimit_harness.harness.explorer.actions import Action, Advance, Skew, Step, Through
+from ratelimit_harness.harness.explorer.campaign import race_policy
+from ratelimit_harness.harness.explorer.faults import FAULTS, _between_requests
+from ratelimit_harness.harness.pytest_plugin import RaceResult
+from ratelimit_harness.limiters import CATALOGUE
 
 # each catalogue limiter that needs clock skew for a flaw, and the most skew it should need:
 # a millisecond carries a reading across an edge; two where a decision within a millisecond of

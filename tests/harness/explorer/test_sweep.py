@@ -2,11 +2,11 @@
 
 import pytest
 
-from harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
-from harness.explorer.explore import explore
-from harness.explorer.sweep import MAX_STEPS, Preemption, families, warm_ups
-from harness.provision import RedisServer
-from limiters import Policy
+from ratelimit_harness.harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
+from ratelimit_harness.harness.explorer.explore import explore
+from ratelimit_harness.harness.explorer.sweep import MAX_STEPS, Preemption, families, warm_ups
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.limiters import Policy
 from tests.harness.explorer.schedules import setup
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pickle
 
-from harness.history import HistoryError
+from ratelimit_harness.harness.history import HistoryError
 
 
 def test_message_names_the_file_and_the_line() -> None:

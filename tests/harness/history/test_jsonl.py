@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.history import (
+from ratelimit_harness.harness.history import (
     HistoryError,
     Operation,
     Outcome,
@@ -19,8 +19,8 @@ from harness.history import (
     read_history,
     write_history,
 )
-from harness.history.errors import InvalidRecord
-from harness.history.jsonl import operation_from_record
+from ratelimit_harness.harness.history.errors import InvalidRecord
+from ratelimit_harness.harness.history.jsonl import operation_from_record
 
 A, U = Outcome.ALLOWED, Outcome.UNKNOWN
 OPERATIONS = [

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.history import (
+from ratelimit_harness.harness.history import (
     HistoryError,
     Operation,
     Outcome,

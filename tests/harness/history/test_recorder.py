@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.history import Operation, Outcome, Recorder, merge_journals
+from ratelimit_harness.harness.history import Operation, Outcome, Recorder, merge_journals
 from tests.clocks import START, ManualClock
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -159,7 +159,7 @@ def test_threads_may_share_a_recorder(tmp_path: Path) -> None:
 
 VICTIM = """
 import sys, time
-from harness.history import Outcome, Recorder
+from ratelimit_harness.harness.history import Outcome, Recorder
 
 with Recorder(sys.argv[1], "victim") as recorder:
     recorder.invoke("held")  # in flight until the kill

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.history import HistoryError
-from harness.history import records as records_module
-from harness.history.errors import InvalidRecord
-from harness.history.records import collector_paused, read_batches
+from ratelimit_harness.harness.history import HistoryError
+from ratelimit_harness.harness.history import records as records_module
+from ratelimit_harness.harness.history.errors import InvalidRecord
+from ratelimit_harness.harness.history.records import collector_paused, read_batches
 
 
 def scalar_object(record: object) -> dict[str, object]:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from harness.history import Outcome, Recorder
+from ratelimit_harness.harness.history import Outcome, Recorder
 from tests.clocks import START, ManualClock
 
 OPEN: list[Recorder] = []  # the journals a test opened; the conftest closes them after it

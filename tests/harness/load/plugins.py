@@ -4,8 +4,8 @@ import time
 from dataclasses import replace
 from typing import Any
 
-from limiters import Decision, Policy
-from limiters.fixed_window_lua import FixedWindowLua
+from ratelimit_harness.limiters import Decision, Policy
+from ratelimit_harness.limiters.fixed_window_lua import FixedWindowLua
 
 
 def boastful(client: Any, policy: Policy) -> Any:

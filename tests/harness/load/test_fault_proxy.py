@@ -24,7 +24,7 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from harness.load.fault_proxy import (
+from ratelimit_harness.harness.load.fault_proxy import (
     MAX_HELD,
     FaultEvent,
     FaultProxy,
@@ -32,7 +32,7 @@ from harness.load.fault_proxy import (
     _Link,
     _Proxy,
 )
-from harness.provision import RedisServer
+from ratelimit_harness.harness.provision import RedisServer
 
 WAIT = 10.0  # seconds any one wait of these tests may take
 READ = 256 * 1024  # the most one read of the proxy takes: what it may hold beyond MAX_HELD
@@ -321,7 +321,7 @@ def test_closing_leaves_no_process_port_or_thread(redis_server: RedisServer) -> 
 
 CALLER = """
 import sys
-from harness.load.fault_proxy import FaultProxy
+from ratelimit_harness.harness.load.fault_proxy import FaultProxy
 proxy = FaultProxy("127.0.0.1", int(sys.argv[1]))  # no Redis need be there
 print(proxy.port, flush=True)
 sys.stdin.readline()

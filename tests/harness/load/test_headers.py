@@ -1,13 +1,13 @@
 import pytest
 
-from harness.load.headers import (
+from ratelimit_harness.harness.load.headers import (
     Advertised,
     HeaderError,
     parse_headers,
     quota,
     response_headers,
 )
-from limiters import Decision, Policy
+from ratelimit_harness.limiters import Decision, Policy
 
 NOW = 1000.0
 

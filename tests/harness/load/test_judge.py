@@ -3,16 +3,22 @@ from pathlib import Path
 
 import pytest
 
-from harness.history import Operation, Outcome, read_history, write_history
-from harness.history.loads import OUTBOUND, LoadRecord, RuleRecord
-from harness.history.merge import merge_journals
-from harness.load.client_view import ClientView
-from harness.load.judge import judge
-from harness.load.outbound import QUEUE_KEY
-from harness.load.rules import DEFAULT_RULES, Rule, Rules, default_rules, validated
-from reports.load import LoadRun
-from reports.tables import load_report
-from reports.terminal import render
+from ratelimit_harness.harness.history import Operation, Outcome, read_history, write_history
+from ratelimit_harness.harness.history.loads import OUTBOUND, LoadRecord, RuleRecord
+from ratelimit_harness.harness.history.merge import merge_journals
+from ratelimit_harness.harness.load.client_view import ClientView
+from ratelimit_harness.harness.load.judge import judge
+from ratelimit_harness.harness.load.outbound import QUEUE_KEY
+from ratelimit_harness.harness.load.rules import (
+    DEFAULT_RULES,
+    Rule,
+    Rules,
+    default_rules,
+    validated,
+)
+from ratelimit_harness.reports.load import LoadRun
+from ratelimit_harness.reports.tables import load_report
+from ratelimit_harness.reports.terminal import render
 from tests.clocks import START
 from tests.harness.load.journal import Journal
 

@@ -8,17 +8,17 @@ from typing import Any
 
 import pytest
 
-from harness.checkers import check
-from harness.history import Operation, Outcome, format_operation, merge_journals
-from harness.load import run
-from harness.load.journals import journal_paths
-from harness.load.judge import judge as judge_run
-from harness.load.judge import keep_keys_before
-from harness.load.live import KINDS, SETTLE, LiveJudge
-from harness.load.outbound import QUEUE_KEY
-from harness.load.promises import Promise, PromiseLog
-from harness.load.rules import default_rules
-from harness.provision import RedisServer
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.harness.history import Operation, Outcome, format_operation, merge_journals
+from ratelimit_harness.harness.load import run
+from ratelimit_harness.harness.load.journals import journal_paths
+from ratelimit_harness.harness.load.judge import judge as judge_run
+from ratelimit_harness.harness.load.judge import keep_keys_before
+from ratelimit_harness.harness.load.live import KINDS, SETTLE, LiveJudge
+from ratelimit_harness.harness.load.outbound import QUEUE_KEY
+from ratelimit_harness.harness.load.promises import Promise, PromiseLog
+from ratelimit_harness.harness.load.rules import default_rules
+from ratelimit_harness.harness.provision import RedisServer
 from tests.clocks import START, ManualClock
 from tests.harness.load.journal import Journal
 

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
-from harness.history import read_history
-from harness.load import run
-from harness.load.judge import judge
-from harness.load.rules import default_rules
-from harness.load.serve import start_fleet
-from harness.provision import RedisServer
+from ratelimit_harness.harness.cli import main
+from ratelimit_harness.harness.history import read_history
+from ratelimit_harness.harness.load import run
+from ratelimit_harness.harness.load.judge import judge
+from ratelimit_harness.harness.load.rules import default_rules
+from ratelimit_harness.harness.load.serve import start_fleet
+from ratelimit_harness.harness.provision import RedisServer
 
 pytestmark = pytest.mark.integration
 

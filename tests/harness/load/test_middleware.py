@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
-from harness.history import Outcome
-from harness.history.merge import merge_journals
-from harness.load.client_view import outcome_of
-from harness.load.journals import Journals, journal_paths
-from harness.load.middleware import RateLimitMiddleware, held_by
-from harness.load.rules import DEFAULT_OUTBOUND, Rule, RulesError, validated
-from limiters import Decision, Limiter, Policy
+from ratelimit_harness.harness.history import Outcome
+from ratelimit_harness.harness.history.merge import merge_journals
+from ratelimit_harness.harness.load.client_view import outcome_of
+from ratelimit_harness.harness.load.journals import Journals, journal_paths
+from ratelimit_harness.harness.load.middleware import RateLimitMiddleware, held_by
+from ratelimit_harness.harness.load.rules import DEFAULT_OUTBOUND, Rule, RulesError, validated
+from ratelimit_harness.limiters import Decision, Limiter, Policy
 
 POLICY = "fixed-window:limit=1,window=1"
 RULES = validated(

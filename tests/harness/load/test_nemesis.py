@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from harness.cli import main
-from harness.history import Operation, Outcome
-from harness.history.loads import FaultRecord
-from harness.history.verdict import Witness
-from harness.load import run
-from harness.load.fault_effects import effects, read_faults
-from harness.load.nemesis import (
+from ratelimit_harness.harness.cli import main
+from ratelimit_harness.harness.history import Operation, Outcome
+from ratelimit_harness.harness.history.loads import FaultRecord
+from ratelimit_harness.harness.history.verdict import Witness
+from ratelimit_harness.harness.load import run
+from ratelimit_harness.harness.load.fault_effects import effects, read_faults
+from ratelimit_harness.harness.load.nemesis import (
     LoadFault,
     Nemesis,
     NemesisError,
@@ -27,12 +27,12 @@ from harness.load.nemesis import (
     check_victims,
     parse_nemesis,
 )
-from harness.load.rules import default_rules
-from harness.load.serve import Fleet
-from harness.provision import RedisServer, provision_cluster
-from harness.provision.cluster import role_of
-from harness.provision.embedded import start_embedded
-from harness.report import write_report
+from ratelimit_harness.harness.load.rules import default_rules
+from ratelimit_harness.harness.load.serve import Fleet
+from ratelimit_harness.harness.provision import RedisServer, provision_cluster
+from ratelimit_harness.harness.provision.cluster import role_of
+from ratelimit_harness.harness.provision.embedded import start_embedded
+from ratelimit_harness.harness.report import write_report
 from tests.harness.support import child_env, running_for
 
 
@@ -284,7 +284,16 @@ def test_bad_nemesis_input_is_one_line_and_exit_2(
 def test_a_run_whose_harness_was_killed_is_judged_afterwards_from_its_directory(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    command = [sys.executable, "-m", "harness", "load", "--duration", "60", "--instances", "2"]
+    command = [
+        sys.executable,
+        "-m",
+        "ratelimit_harness",
+        "load",
+        "--duration",
+        "60",
+        "--instances",
+        "2",
+    ]
     began = time.time()
     harness = subprocess.Popen(
         [*command, "--redis", "embedded"],

@@ -6,9 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.history import Operation, Outcome
-from harness.load.promises import Promise, PromiseLog, broken_promises, read_promises
-from limiters import Policy
+from ratelimit_harness.harness.history import Operation, Outcome
+from ratelimit_harness.harness.load.promises import (
+    Promise,
+    PromiseLog,
+    broken_promises,
+    read_promises,
+)
+from ratelimit_harness.limiters import Policy
 
 FIXED = Policy.parse("fixed-window:limit=3,window=10")
 SLIDING = Policy.parse("sliding-window:limit=3,window=10")

@@ -2,8 +2,8 @@ from pathlib import Path
 
 import pytest
 
-from harness.history.loads import OUTBOUND
-from harness.load.rules import (
+from ratelimit_harness.harness.history.loads import OUTBOUND
+from ratelimit_harness.harness.load.rules import (
     DEFAULT_OUTBOUND,
     SERVICE,
     Rule,
@@ -15,7 +15,7 @@ from harness.load.rules import (
     tier_of,
     validated,
 )
-from limiters import CATALOGUE
+from ratelimit_harness.limiters import CATALOGUE
 
 PLUGIN = "tests.limiters.sample_plugin:factory"
 LOGIN = """

@@ -15,18 +15,18 @@ from pathlib import Path
 import pytest
 import redis
 
-from harness.cli import main
-from harness.history.loads import LoadRecord
-from harness.load import run
-from harness.load.nemesis import Schedule, parse_nemesis
-from harness.load.redis_of_run import NO_REDIS, redis_for
-from harness.load.rules import load_rules
-from harness.load.service import Service
-from harness.provision import RedisServer
-from harness.provision.base import free_port
-from limiters.js_catalogue import unavailable
-from reports.load import LoadRun
-from reports.tables import load_footer
+from ratelimit_harness.harness.cli import main
+from ratelimit_harness.harness.history.loads import LoadRecord
+from ratelimit_harness.harness.load import run
+from ratelimit_harness.harness.load.nemesis import Schedule, parse_nemesis
+from ratelimit_harness.harness.load.redis_of_run import NO_REDIS, redis_for
+from ratelimit_harness.harness.load.rules import load_rules
+from ratelimit_harness.harness.load.service import Service
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.harness.provision.base import free_port
+from ratelimit_harness.limiters.js_catalogue import unavailable
+from ratelimit_harness.reports.load import LoadRun
+from ratelimit_harness.reports.tables import load_footer
 from tests.harness.support import child_env, running_for, wait_for
 
 pytestmark = pytest.mark.integration
@@ -162,7 +162,16 @@ def test_a_node_service_with_a_correct_and_a_broken_limiter(
 @pytest.mark.slow
 def test_what_a_service_forked_dies_with_a_harness_killed_outright(tmp_path: Path) -> None:
     forking = f"sh -c 'sleep 600 & exec {sys.executable} {SERVICE} expiring'"
-    command = [sys.executable, "-m", "harness", "load", "--exec", forking, "--policy", POLICY]
+    command = [
+        sys.executable,
+        "-m",
+        "ratelimit_harness",
+        "load",
+        "--exec",
+        forking,
+        "--policy",
+        POLICY,
+    ]
     harness = subprocess.Popen(
         [*command, "--duration", "60", "--instances", "2", "--redis", "embedded"],
         cwd=tmp_path,

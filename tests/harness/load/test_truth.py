@@ -2,9 +2,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.load.headers import response_headers
-from harness.load.truth import LIES, response_lies
-from limiters import Decision, Policy
+from ratelimit_harness.harness.load.headers import response_headers
+from ratelimit_harness.harness.load.truth import LIES, response_lies
+from ratelimit_harness.limiters import Decision, Policy
 
 NOW = 1_700_000_000.0
 POLICIES = [

@@ -2,8 +2,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from harness.provision import RedisServer
-from harness.study.space import Space
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.harness.study.space import Space
 
 
 @pytest.fixture

@@ -1,8 +1,8 @@
-from harness.checkers import check
-from harness.study.accuracy import LUA, Tally, compare, decide, on_lua
-from harness.study.judged import Histories
-from harness.study.space import Space
-from harness.study.workload import Workload
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.harness.study.accuracy import LUA, Tally, compare, decide, on_lua
+from ratelimit_harness.harness.study.judged import Histories
+from ratelimit_harness.harness.study.space import Space
+from ratelimit_harness.harness.study.workload import Workload
 
 EDGE = 1_800_000_000.0  # a multiple of the window
 LIMIT, WINDOW = 10, 10.0

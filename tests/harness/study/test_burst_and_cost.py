@@ -1,10 +1,10 @@
 import pytest
 
-from harness.study.burst import bursts
-from harness.study.cost import command_name, measure
-from harness.study.judged import Histories
-from harness.study.space import Space
-from harness.study.subjects import LIMIT
+from ratelimit_harness.harness.study.burst import bursts
+from ratelimit_harness.harness.study.cost import command_name, measure
+from ratelimit_harness.harness.study.judged import Histories
+from ratelimit_harness.harness.study.space import Space
+from ratelimit_harness.harness.study.subjects import LIMIT
 
 
 def test_the_fixed_window_lets_twice_its_limit_through_at_an_edge(space: Space) -> None:

@@ -1,4 +1,4 @@
-"""``python -m harness study``: its run directory, its report, and whose keys it touches."""
+"""``ratelimit-harness study``: its run directory, its report, and whose keys it touches."""
 
 from __future__ import annotations
 
@@ -11,17 +11,17 @@ from pathlib import Path
 import pytest
 import redis
 
-from harness import rundir
-from harness.cli import main
-from harness.history.snapshot import read_snapshot
-from harness.provision import RedisServer
-from harness.rundir import rejudge
-from harness.study.accuracy import LUA
-from harness.study.burst import bursts
-from harness.study.judged import Histories
-from harness.study.run import QUICK
-from harness.study.space import Space
-from harness.study.subjects import SUBJECTS
+from ratelimit_harness.harness import rundir
+from ratelimit_harness.harness.cli import main
+from ratelimit_harness.harness.history.snapshot import read_snapshot
+from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.harness.rundir import rejudge
+from ratelimit_harness.harness.study.accuracy import LUA
+from ratelimit_harness.harness.study.burst import bursts
+from ratelimit_harness.harness.study.judged import Histories
+from ratelimit_harness.harness.study.run import QUICK
+from ratelimit_harness.harness.study.space import Space
+from ratelimit_harness.harness.study.subjects import SUBJECTS
 
 
 def test_a_given_redis_that_holds_keys_is_refused(

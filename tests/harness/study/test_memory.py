@@ -1,8 +1,8 @@
 import os
 
-from harness.study.judged import Histories
-from harness.study.memory import MEMBER_BYTES, per_identity, sorted_set
-from harness.study.space import Space
+from ratelimit_harness.harness.study.judged import Histories
+from ratelimit_harness.harness.study.memory import MEMBER_BYTES, per_identity, sorted_set
+from ratelimit_harness.harness.study.space import Space
 
 
 def test_the_log_grows_with_requests_and_the_fixed_window_stays_flat(space: Space) -> None:

@@ -15,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import redis
 
-from limiters import Policy
+from ratelimit_harness.limiters import Policy
 
 CONTRACT = ("PORT", "REDIS_URL", "RATELIMIT_POLICY", "RATELIMIT_INSTANCE")
 
