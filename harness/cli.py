@@ -1,12 +1,13 @@
-"""``ratelimit-harness <command>``: argument parsing and exit codes; the work lives elsewhere.
-
-Exit codes: 0 success, 1 the command's check failed, 2 bad input or an unusable environment.
+"""The command line, ``ratelimit-harness COMMAND``: its arguments and exit codes only. Each
+command's work lives in the part it drives; what its help says beside the options (a summary, an
+example, the exit codes) lives in ``usage.py``.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -14,13 +15,16 @@ from typing import Any
 
 import redis
 
+from ratelimit_harness import __version__
 from ratelimit_harness.harness import listing
 from ratelimit_harness.harness.checkers import check
 from ratelimit_harness.harness.errors import (
     BadArgument,
+    EnvironmentFailure,
     HarnessError,
     LimiterError,
     described,
+    existing,
     writing,
 )
 from ratelimit_harness.harness.history import HistoryError
@@ -30,6 +34,14 @@ from ratelimit_harness.harness.provision import Unavailable, provision
 from ratelimit_harness.harness.provision.doctor import diagnose
 from ratelimit_harness.harness.rundir import never_judged_load, rejudge
 from ratelimit_harness.harness.terminate import exit_on_sigterm, pause
+from ratelimit_harness.harness.usage import (
+    BAD_INPUT,
+    COMMANDS,
+    ENVIRONMENT,
+    INTERRUPTED,
+    TOP_CODES,
+    exit_codes,
+)
 from ratelimit_harness.limiters import (
     CATALOGUE,
     Policy,
@@ -42,59 +54,97 @@ from ratelimit_harness.limiters.plugin import PluginError
 from ratelimit_harness.limiters.program import EXEC
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
+    """Run the command line ``argv`` (default: this process's arguments); its exit code. ``prog``
+    is how the user started it (default: the name of the script that runs)."""
     exit_on_sigterm()  # so servers are stopped on TERM
-    args = parser().parse_args(argv)
+    importable_here()
+    args = parser(prog or os.path.basename(sys.argv[0]) or "ratelimit-harness").parse_args(argv)
     try:
         return int(args.run(args))
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
+        return INTERRUPTED
     except Exception as error:
-        if not isinstance(error, usage_errors()):
+        code = exit_code(error)
+        if code is None:
             raise  # a bug of the harness: shown with its traceback
         print(f"error: {error}", file=sys.stderr)
-        return 2
+        return code
 
 
-def usage_errors() -> tuple[type[Exception], ...]:
-    """The project's own errors, each bad input or an unusable environment in one line; a
-    Redis that fails to answer mid-run is one too."""
-    return (
+def importable_here() -> None:
+    """Put the current directory on the path, of this process and of those it starts, as
+    ``python -m`` does: a plug-in ``mymod:factory`` beside the user is found however the
+    harness was started (the ``ratelimit-harness`` script puts only its own directory there)."""
+    here = os.getcwd()
+    if "" not in sys.path and here not in sys.path:
+        sys.path.insert(0, here)
+    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    if here not in paths:
+        os.environ["PYTHONPATH"] = os.pathsep.join([here, *paths])
+
+
+def exit_code(error: Exception) -> int | None:
+    """The exit code for ``error``, said in one line: 3 when the environment failed (no Redis,
+    Redis stopped answering, Docker refused), 2 for bad input. None for anything else, which is
+    a bug of the harness."""
+    if isinstance(error, Unavailable | EnvironmentFailure):
+        return ENVIRONMENT
+    if isinstance(error, redis.RedisError) and not isinstance(error, redis.ResponseError):
+        return ENVIRONMENT  # a lost connection, a timeout: Redis, not the input, failed
+    bad_input = (
         HarnessError,
         PolicyError,
         PluginError,
         ProgramError,
         UnknownLimiter,
         HistoryError,
-        Unavailable,
-        redis.RedisError,
+        redis.ResponseError,  # an error reply to the limiter's own command
     )
+    return BAD_INPUT if isinstance(error, bad_input) else None
 
 
-def parser() -> argparse.ArgumentParser:
-    top = argparse.ArgumentParser(prog="ratelimit-harness", description=__doc__.splitlines()[0])
-    commands = top.add_subparsers(dest="command", required=True, metavar="command")
+def parser(prog: str = "ratelimit-harness") -> argparse.ArgumentParser:
+    top = argparse.ArgumentParser(
+        prog=prog,
+        description="Load-testing and correctness verification for Redis-backed rate limiters.",
+        epilog=f"'{prog} COMMAND --help' shows a command's options, an example and what each "
+        f"exit code means for it.\n\n{exit_codes(TOP_CODES)}",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    top.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    commands = top.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    doctor = commands.add_parser("doctor", help="which ways of getting a Redis work here")
+    def command(name: str) -> argparse.ArgumentParser:
+        usage = COMMANDS[name]
+        return commands.add_parser(
+            name,
+            help=usage.summary,
+            description=usage.summary,
+            epilog=usage.epilog(prog),
+            formatter_class=argparse.RawDescriptionHelpFormatter,
+        )
+
+    doctor = command("doctor")
     doctor.add_argument("--redis-url", help="also check this URL (default: $REDIS_URL)")
     doctor.set_defaults(run=run_doctor)
 
-    catalogue = commands.add_parser("limiters", help="the limiter catalogue and its expected flaws")
+    catalogue = command("limiters")
     catalogue.set_defaults(run=lambda _: print(listing.catalogue()) or 0)
 
-    probe = commands.add_parser("probe", help="send requests through one limiter, one at a time")
+    probe = command("probe")
     add_limiter_option(probe)
     probe.add_argument("--policy", help="policy spec (default: the catalogue's example)")
-    probe.add_argument("--requests", type=int, default=10, help="how many (default 10)")
-    probe.add_argument("--interval", type=float, default=0.0, help="seconds between requests")
-    probe.add_argument("--identity", default="user:1", help="the key being limited")
+    probe.add_argument("--requests", type=int, default=10, help="how many (default: 10)")
+    probe.add_argument(
+        "--interval", type=float, default=0.0, help="seconds between requests (default: 0)"
+    )
+    probe.add_argument("--identity", default="user:1", help="the key limited (default: user:1)")
     add_redis_options(probe)
     probe.set_defaults(run=run_probe)
 
-    judge = commands.add_parser(
-        "check", help="judge a recorded history against a policy, or a run directory again"
-    )
+    judge = command("check")
     judge.add_argument(
         "history",
         help="JSON Lines history (see docs/verdicts.md, Histories), or a run directory: every "
@@ -105,21 +155,28 @@ def parser() -> argparse.ArgumentParser:
     judge.add_argument("--json", dest="json_out", help="also write the verdict as JSON here")
     judge.set_defaults(run=run_check)
 
-    add_race_command(commands)
+    add_race_command(command("race"))
 
-    again = commands.add_parser("replay", help="re-run a saved trace on a fresh Redis")
+    again = command("replay")
     again.add_argument("trace", help="a trace file saved by race or race-test")
     add_redis_options(again)
     add_flush_option(again)
     again.set_defaults(run=explorer_command("replay"))
 
-    campaign = commands.add_parser("race-test", help="race every catalogue limiter")
+    campaign = command("race-test")
     add_search_options(campaign)
     campaign.add_argument(
         "--stress-seconds",
         type=float,
         default=1.0,
-        help="per limiter, a naive threaded stress test for contrast (1; 0: off)",
+        help="per limiter, seconds of a naive threaded stress test for contrast; 0: none "
+        "(default: 1)",
+    )
+    campaign.add_argument(
+        "--limiters",
+        metavar="NAME,...",
+        help="race these rows only: catalogue names, 'boundary attack', NAME.js for a "
+        "JavaScript program (default: every row)",
     )
     campaign.add_argument(
         "--jobs",
@@ -130,13 +187,11 @@ def parser() -> argparse.ArgumentParser:
     add_flush_option(campaign)
     campaign.set_defaults(run=explorer_command("race_test"))
 
-    add_load_commands(commands)
+    add_load_commands(command("load"), command("serve"))
 
-    add_study_command(commands)
+    add_study_command(command("study"))
 
-    report = commands.add_parser(
-        "report", help="summary.md, junit.xml, plots and report.html from a run's directory"
-    )
+    report = command("report")
     report.add_argument(
         "runs",
         nargs="+",
@@ -163,11 +218,10 @@ def add_limiter_option(command: argparse.ArgumentParser) -> None:
     )
 
 
-def add_race_command(commands: Any) -> None:
-    race = commands.add_parser("race", help="search schedules for a race, shrink and save it")
+def add_race_command(race: argparse.ArgumentParser) -> None:
     add_limiter_option(race)
     race.add_argument("--policy", help="policy spec (default: a small one of the limiter's kind)")
-    race.add_argument("--instances", type=int, default=2, help="app instances (default 2)")
+    race.add_argument("--instances", type=int, default=2, help="app instances (default: 2)")
     race.add_argument(
         "--nemesis",
         help="the faults a schedule may use: none, or some of crash,stall,skew (default: all); "
@@ -186,63 +240,73 @@ def add_race_command(commands: Any) -> None:
     race.set_defaults(run=explorer_command("race"))
 
 
-def add_study_command(commands: Any) -> None:
-    measured = commands.add_parser("study", help="the chapter's comparison table, measured")
+def add_study_command(measured: argparse.ArgumentParser) -> None:
     measured.add_argument(
         "--quick", action="store_true", help="small sizes, in seconds (for tests and CI)"
     )
-    measured.add_argument("--seed", type=int, default=1, help="the workload's seed (default 1)")
+    measured.add_argument("--seed", type=int, default=1, help="the workload's seed (default: 1)")
     add_redis_options(measured)
     measured.set_defaults(run=run_study)
 
 
-def add_load_commands(commands: Any) -> None:
-    swarm = commands.add_parser("load", help="a Locust swarm against app instances, judged")
+def add_load_commands(swarm: argparse.ArgumentParser, system: argparse.ArgumentParser) -> None:
     add_system_options(swarm)
     served = swarm.add_mutually_exclusive_group()
     served.add_argument(
-        "--exec",
-        dest="exec_command",
+        "--service",
         metavar="COMMAND",
         help="start --instances copies of this HTTP service of your own (it serves on $PORT, "
         "limits with $REDIS_URL and $RATELIMIT_POLICY) instead of the harness's app",
     )
+    # --exec is race's (a limiter on the line protocol): here it is only a hint to --service
+    swarm.add_argument("--exec", dest="misplaced_exec", help=argparse.SUPPRESS)
     served.add_argument(
         "--target",
         metavar="URL,...",
         help="load these instances of a service already running instead of starting any "
         "(its Redis, to read the keys it left: --redis-url)",
     )
-    swarm.add_argument("--users", type=int, default=40, help="Locust users (default 40)")
-    swarm.add_argument("--spawn-rate", type=float, default=20, help="users started a second (20)")
+    swarm.add_argument("--users", type=int, default=40, help="Locust users (default: 40)")
+    swarm.add_argument(
+        "--spawn-rate", type=float, default=20, help="users started a second (default: 20)"
+    )
     swarm.add_argument("--duration", type=float, help="seconds, headless (default: the web UI)")
     swarm.add_argument(
-        "--web", action="store_true", help="the Locust web UI (the default without --duration)"
+        "--web", action="store_true", help="the Locust web UI (default: on without --duration)"
     )
-    swarm.add_argument("--web-port", type=int, default=8089, help="web UI port on 127.0.0.1 (8089)")
-    swarm.add_argument("--locustfile", default="burst", help="a pattern of locustfiles/ or a path")
-    swarm.add_argument("--processes", type=int, default=1, help="Locust processes (default 1)")
+    swarm.add_argument(
+        "--web-port", type=int, default=8089, help="web UI port on 127.0.0.1 (default: 8089)"
+    )
+    swarm.add_argument(
+        "--locustfile", default="burst", help="a pattern of locustfiles/ or a path (default: burst)"
+    )
+    swarm.add_argument("--processes", type=int, default=1, help="Locust processes (default: 1)")
     swarm.add_argument(
         "--constant-rate",
         type=float,
         default=0.0,
-        help="requests/s per user on a fixed schedule, latency from the intended send (0: off)",
+        help="requests/s per user on a fixed schedule, latency from the intended send; 0: "
+        "as fast as answered (default: 0)",
     )
     swarm.add_argument(
         "--nemesis",
         default="none",
         help="faults while the swarm runs, in turn: kill-redis, restart-redis, pause-redis, "
         "kill-instance, latency, partition, refuse, skew, failover (--cluster) "
-        "(comma-separated; default none)",
+        "(comma-separated) (default: none)",
     )
     swarm.add_argument(
-        "--nemesis-every", type=float, default=5.0, help="seconds from one fault to the next (5)"
+        "--nemesis-every",
+        type=float,
+        default=5.0,
+        help="seconds from one fault to the next (default: 5)",
     )
-    swarm.add_argument("--nemesis-for", type=float, default=2.0, help="seconds each lasts (2)")
+    swarm.add_argument(
+        "--nemesis-for", type=float, default=2.0, help="seconds each lasts (default: 2)"
+    )
     swarm.add_argument("--json", dest="json_out", help="also write the verdict as JSON here")
     swarm.set_defaults(run=load_command("load"))
 
-    system = commands.add_parser("serve", help="start the app instances until Ctrl-C, then judge")
     add_system_options(system)
     system.set_defaults(run=load_command("serve"))
 
@@ -253,10 +317,12 @@ def add_system_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--policy", help="the default endpoint's policy")
     command.add_argument("--judge-by", help="judge the default endpoint by this policy instead")
     command.add_argument("--config", help="rules per endpoint, TOML (default: the built-in rules)")
-    command.add_argument("--instances", type=int, default=4, help="app instances (default 4)")
+    command.add_argument("--instances", type=int, default=4, help="app instances (default: 4)")
     command.add_argument("--cluster", action="store_true", help="a local Redis Cluster")
     command.add_argument(
-        "--host", default="127.0.0.1", help="the address the instances listen on (127.0.0.1)"
+        "--host",
+        default="127.0.0.1",
+        help="the address the instances listen on (default: 127.0.0.1)",
     )
     command.add_argument(
         "--allow-remote",
@@ -272,7 +338,7 @@ def add_search_options(command: argparse.ArgumentParser) -> None:
         "--profile",
         choices=("quick", "thorough"),
         default="quick",
-        help="quick: 300 schedules a search (the default); thorough: 1000",
+        help="quick: 300 schedules a search; thorough: 1000 (default: quick)",
     )
     command.add_argument("--seed", type=int, help="Hypothesis seed, for a reproducible search")
     command.add_argument("--json", dest="json_out", help="also write the result as JSON here")
@@ -293,8 +359,7 @@ def add_redis_options(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--redis",
         choices=("auto", "container", "embedded"),
-        default=None,
-        help="how to start a Redis when no URL is given (default: auto)",
+        help="how to start a Redis when no URL is given (default: $HARNESS_REDIS, else auto)",
     )
 
 
@@ -310,7 +375,8 @@ def add_flush_option(command: argparse.ArgumentParser) -> None:
 def run_report(args: argparse.Namespace) -> int:
     from ratelimit_harness.harness.report import write_report
 
-    written = write_report([Path(run) for run in args.runs], Path(args.out) if args.out else None)
+    runs = [existing(run, "a run directory, or a saved race") for run in args.runs]
+    written = write_report(runs, Path(args.out) if args.out else None)
     print("\n".join(map(str, written)))
     return 0
 
@@ -364,13 +430,13 @@ def _probed(limiter: Any, args: argparse.Namespace, number: int) -> Any:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    if Path(args.history).is_dir():
+    if existing(args.history, "a history, or a run directory").is_dir():
         return _recheck(Path(args.history))
     if not args.policy:
         raise BadArgument("--policy is required to judge a history file")
     policy = Policy.parse(args.policy)
     history = read_history(args.history)
-    ttls = read_snapshot(args.keys) if args.keys else None
+    ttls = read_snapshot(existing(args.keys, "--keys")) if args.keys else None
     found = check(history, policy, ttls)
     print(listing.verdict(found))
     if args.json_out:

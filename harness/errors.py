@@ -5,15 +5,33 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from pathlib import Path
 
 
 class HarnessError(Exception):
-    """What the CLI prints as ``error: <message>`` with exit code 2. Anything else reaching it
-    is a bug of the harness and keeps its traceback."""
+    """What the CLI prints as ``error: <message>``, with exit code 2 (bad input) unless it is an
+    EnvironmentFailure. Anything else reaching the CLI is a bug of the harness and keeps its
+    traceback."""
+
+
+class EnvironmentFailure(HarnessError):
+    """Not the input but the machine failed: a process the harness needs died or stopped
+    answering. Exit code 3."""
 
 
 class BadArgument(HarnessError):
     """A command-line value outside what the command accepts."""
+
+
+class MissingFile(BadArgument):
+    """A file or directory the user named does not exist."""
+
+
+def existing(path: str | os.PathLike[str], what: str) -> Path:
+    """``path``, or a MissingFile naming it and ``what`` it was to be."""
+    if not os.path.exists(path):
+        raise MissingFile(f"no such file or directory: {os.fspath(path)} ({what})")
+    return Path(path)
 
 
 class LimiterError(HarnessError):

@@ -58,7 +58,7 @@ class ServerNow(str):
 @cache
 def lua_source(filename: str) -> str:
     """The text of a ``.lua`` file kept beside the limiters (read once per process)."""
-    return resources.files("limiters").joinpath(filename).read_text()
+    return resources.files("ratelimit_harness.limiters").joinpath(filename).read_text()
 
 
 class RedisLimiter:

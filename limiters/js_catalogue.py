@@ -13,15 +13,19 @@ for a program), ``stall`` (time passes inside a request, between its round trips
 
 from __future__ import annotations
 
+import hashlib
+import os
 import shutil
-from collections.abc import Mapping
+import subprocess
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ratelimit_harness.limiters.catalogue import CATALOGUE, Flaw
 from ratelimit_harness.limiters.policy import Policy
 
-HOME = Path(__file__).resolve().parent / "js"
+HOME = Path(__file__).resolve().parent / "js"  # the programs as shipped: a checkout's, a wheel's
+NPM_TIMEOUT = 300  # seconds for npm ci to install ioredis
 FAULTS = frozenset({"crash", "stall", "skew"})
 NONE: frozenset[str] = frozenset()
 CRASH, STALL, SKEW = frozenset({"crash"}), frozenset({"stall"}), frozenset({"skew"})
@@ -39,7 +43,7 @@ class Program:
 
     @property
     def path(self) -> Path:
-        return HOME / f"{self.name}.js"
+        return home() / f"{self.name}.js"
 
     @property
     def promise(self) -> str:
@@ -60,9 +64,66 @@ def unavailable() -> str | None:
     """Why the programs cannot run here (no ``node``, or ioredis not installed), else None."""
     if shutil.which("node") is None:
         return "node is not installed (apt-get install nodejs npm)"
-    if not (HOME / "node_modules" / "ioredis").is_dir():
-        return f"ioredis is not installed in {HOME / 'node_modules'} (make js)"
+    if not _has_ioredis(home()):
+        return f"ioredis is not installed in {HOME / 'node_modules'} (make js, or install())"
     return None
+
+
+def home() -> Path:
+    """Where the programs run from. In a checkout, after ``make js``, that is where they are
+    (``HOME``), beside their own ioredis. A wheel installs them without it: they run from a copy
+    in the user's cache once ``install`` has made it."""
+    if _has_ioredis(HOME):
+        return HOME
+    copy = _cached_copy()
+    return copy if _has_ioredis(copy) else HOME
+
+
+def install(say: Callable[[str], None]) -> str | None:
+    """Make the programs runnable here: where they lack ioredis (a wheel's), copy them into the
+    user's cache and install it there, once, with ``npm ci`` from their lock file. ``say`` is
+    told before npm runs. Returns why they still cannot run, or None."""
+    if shutil.which("node") is None or _has_ioredis(home()):
+        return unavailable()
+    npm = shutil.which("npm")
+    if npm is None:
+        return "npm is not installed, to install ioredis (apt-get install npm)"
+    target = _cached_copy()
+    partial = target.with_name(f".{target.name}.{os.getpid()}")
+    shutil.rmtree(partial, ignore_errors=True)
+    shutil.copytree(HOME, partial, ignore=shutil.ignore_patterns("node_modules"))
+    say(f"installing ioredis for the JavaScript limiters into {target} (npm ci, once)")
+    command = [npm, "ci", "--omit=dev", "--no-audit", "--no-fund", "--loglevel=error"]
+    try:
+        done = subprocess.run(
+            command, cwd=partial, capture_output=True, text=True, timeout=NPM_TIMEOUT, check=False
+        )
+        if done.returncode != 0:
+            said = (done.stderr.strip().splitlines() or ["no message"])[-1]
+            return f"npm ci could not install ioredis: {said}"
+        os.replace(partial, target)  # at once: a process never sees half a copy
+    except subprocess.TimeoutExpired:
+        return f"npm ci did not install ioredis in {NPM_TIMEOUT} s"
+    except OSError:
+        pass  # another process installed it first: its copy is as good
+    finally:
+        shutil.rmtree(partial, ignore_errors=True)
+    return unavailable()
+
+
+def _has_ioredis(directory: Path) -> bool:
+    return (directory / "node_modules" / "ioredis").is_dir()
+
+
+def _cached_copy() -> Path:
+    """The programs' copy in the user's cache, named by a digest of what is shipped: a new
+    release of them gets a copy of its own."""
+    digest = hashlib.sha256()
+    for path in sorted(HOME.rglob("*")):
+        if path.is_file() and "node_modules" not in path.relative_to(HOME).parts:
+            digest.update(path.relative_to(HOME).as_posix().encode() + b"\0" + path.read_bytes())
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "ratelimit-harness" / f"js-{digest.hexdigest()[:12]}"
 
 
 OVER, WRONG, IMMORTAL = Flaw.OVER_ADMISSION, Flaw.WRONGFUL_REJECTION, Flaw.IMMORTAL_KEY

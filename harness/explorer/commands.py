@@ -11,7 +11,13 @@ from pathlib import Path
 from typing import Any
 
 from ratelimit_harness.harness import listing
-from ratelimit_harness.harness.errors import BadArgument, LimiterError, Unscheduled, writing
+from ratelimit_harness.harness.errors import (
+    BadArgument,
+    LimiterError,
+    Unscheduled,
+    existing,
+    writing,
+)
 from ratelimit_harness.harness.explorer.campaign import PROFILES, Target, race_policy, targets
 from ratelimit_harness.harness.explorer.explore import CONFIRM, Exploration
 from ratelimit_harness.harness.explorer.keyspace import claim
@@ -28,7 +34,7 @@ from ratelimit_harness.harness.provision import provision_explorer
 from ratelimit_harness.harness.report import shown_in_terminal, write_report
 from ratelimit_harness.harness.rundir import new_run_dir
 from ratelimit_harness.limiters import CATALOGUE, Policy, PolicyError, name_of, resolve
-from ratelimit_harness.limiters.js_catalogue import unavailable as js_unavailable
+from ratelimit_harness.limiters.js_catalogue import install as js_install
 
 FINDERS = {"sweep": "the one-preemption sweep", "search": "Hypothesis' search"}
 
@@ -222,7 +228,7 @@ def _doubts(found: Exploration) -> None:
 
 
 def replay(args: argparse.Namespace) -> int:
-    saved = load(args.trace)
+    saved = load(existing(args.trace, "a trace saved by race or race-test"))
     with provision_explorer(args.redis, args.redis_url) as server:
         flush = claim(server, flush=args.flush)
         result, verdict = replay_saved(saved, server.url, flush=flush, clock_file=server.clock_file)
@@ -243,17 +249,18 @@ def race_test(args: argparse.Namespace) -> int:
     jobs = args.jobs if args.jobs is not None else (os.cpu_count() or 1)
     if not 1 <= jobs <= 64:
         raise BadArgument("--jobs must be 1..64")
-    why = js_unavailable()  # the chapter's JavaScript rows need node and ioredis
+    why = js_install(lambda line: print(line, file=sys.stderr, flush=True))  # node, ioredis
     if why and os.environ.get("HARNESS_REQUIRE_ALL_PATHS") == "1":
         raise BadArgument(f"the JavaScript rows cannot run here: {why}")
     if why:
         print(f"note: the chapter's JavaScript rows are skipped: {why}", file=sys.stderr)
+    chosen = _chosen(targets(js=why is None), args.limiters)
     with servers_for(jobs, args.redis, args.redis_url) as servers:
         flush = claim(servers[0], flush=args.flush)
         out_dir = new_run_dir("race-test")
         own = countable(servers[0])
         job = RowJob(flush, budget, args.seed, out_dir, args.stress_seconds, own)
-        rows = run_rows(targets(js=why is None), job, servers, _row_done, _progress)
+        rows = run_rows(chosen, job, servers, _row_done, _progress)
     with writing(out_dir):
         table = write_race_test(out_dir, rows)  # the run directory holds its table too
     if args.json_out:
@@ -265,6 +272,21 @@ def race_test(args: argparse.Namespace) -> int:
     verdict = "all verdicts match the catalogue" if all_match else "MISMATCHES"
     print(f"\n{verdict}; traces in {out_dir}\nreport: {written[-1]}")
     return 0 if all_match else 1
+
+
+def _chosen(rows: list[Target], names: str | None) -> list[Target]:
+    """The rows ``--limiters`` names (every row without it); BadArgument for a name of none."""
+    if names is None:
+        return rows
+    wanted = [name.strip() for name in names.split(",") if name.strip()]
+    known = {row.label for row in rows}
+    unknown = [name for name in wanted if name not in known]
+    if unknown or not wanted:
+        raise BadArgument(
+            f"race-test has no row {unknown[0] if unknown else names!r} here; its rows: "
+            + ", ".join(sorted(known))
+        )
+    return [row for row in rows if row.label in wanted]
 
 
 def _row_done(target: Target, row: RaceTestRow) -> None:

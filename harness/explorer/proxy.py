@@ -68,7 +68,7 @@ from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, TypeVar
 
-from ratelimit_harness.harness.errors import HarnessError, described
+from ratelimit_harness.harness.errors import EnvironmentFailure, HarnessError, described
 from ratelimit_harness.harness.explorer.keys import text
 from ratelimit_harness.harness.explorer.resp import Framer, ProtocolError, decode
 from ratelimit_harness.harness.explorer.steps import Command, Sorter
@@ -88,11 +88,11 @@ class ProxyError(HarnessError):
     """The proxy cannot go on as asked: its upstream, the program's bytes, a bound."""
 
 
-class StepLost(ProxyError):
+class StepLost(ProxyError, EnvironmentFailure):
     """The step cannot complete: its connection closed before it was sent, or answered."""
 
 
-class ProxyTimeout(ProxyError):
+class ProxyTimeout(ProxyError, EnvironmentFailure):
     """Redis did not answer a step in time (or the proxy's thread did not answer a call)."""
 
 

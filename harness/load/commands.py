@@ -117,11 +117,16 @@ def _system(
 
 
 def _service(args: argparse.Namespace) -> Service | None:
-    """The service of the user's own that ``--exec`` or ``--target`` names, if one does."""
-    if args.exec_command is not None:
-        if not args.exec_command.strip():
-            raise LoadError("--exec needs a command")
-        return Service(command=args.exec_command)
+    """The service of the user's own that ``--service`` or ``--target`` names, if one does."""
+    if args.misplaced_exec is not None:
+        raise LoadError(
+            "load starts an HTTP service of yours with --service COMMAND (--exec is race's: a "
+            "limiter on the line protocol)"
+        )
+    if args.service is not None:
+        if not args.service.strip():
+            raise LoadError("--service needs a command")
+        return Service(command=args.service)
     if args.target is None:
         return None
     targets = tuple(url.strip().rstrip("/") for url in args.target.split(",") if url.strip())
@@ -141,6 +146,8 @@ def _rules(args: argparse.Namespace, service: Service | None = None) -> Rules:
         require_loopback(args.redis_url, args.allow_remote)
     require_loopback(f"http://{args.host}", args.allow_remote)
     if service is not None and args.limiter:
-        raise LoadError("--limiter is the harness's app's: with --exec or --target, yours decides")
+        raise LoadError(
+            "--limiter is the harness's app's: with --service or --target, yours decides"
+        )
     rules = load_rules(args.config, served=service is not None)
     return rules.with_default(args.limiter, args.policy, args.judge_by)

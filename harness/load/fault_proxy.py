@@ -65,7 +65,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import TracebackType
 
-from ratelimit_harness.harness.errors import HarnessError
+from ratelimit_harness.harness.errors import EnvironmentFailure, HarnessError
 
 MAX_HELD = 1 << 20  # bytes one direction of a connection may hold under a delay before it pauses
 MAX_DELAY = 600.0  # seconds: the longest delay accepted
@@ -77,7 +77,12 @@ _FAULTS = ("delay", "partition", "refuse", "heal")
 
 
 class FaultProxyError(HarnessError):
-    """The fault proxy cannot start, or cannot do what it was asked; the message says why."""
+    """The fault proxy cannot do what it was asked (a bad address, a bad delay); the message
+    says why."""
+
+
+class FaultProxyFailed(FaultProxyError, EnvironmentFailure):
+    """The fault proxy's process died or stopped answering."""
 
 
 @dataclass(frozen=True)
@@ -226,11 +231,11 @@ class FaultProxy:
     def _ask(self, line: str) -> list[str]:
         """Send one line to the proxy's process and return the words of its "ok" answer."""
         if self._closed or self._process.stdin is None:
-            raise FaultProxyError("the fault proxy is closed")
+            raise FaultProxyFailed("the fault proxy is closed")
         try:
             self._process.stdin.write(f"{line}\n".encode())
         except OSError:
-            raise FaultProxyError(f"the fault proxy has exited ({self._process.poll()})") from None
+            raise FaultProxyFailed(f"the fault proxy has exited ({self._process.poll()})") from None
         return self._reply(CONTROL_TIMEOUT, "ok")
 
     def _reply(self, timeout: float, expected: str) -> list[str]:
@@ -241,16 +246,16 @@ class FaultProxy:
             remaining = deadline - time.monotonic()
             ready = select.select([stdout], [], [], max(remaining, 0))[0] if remaining > 0 else []
             if not ready:
-                raise FaultProxyError(f"the fault proxy did not answer in {timeout:g} s")
+                raise FaultProxyFailed(f"the fault proxy did not answer in {timeout:g} s")
             chunk = os.read(stdout.fileno(), 4096)
             if not chunk:
                 code = self._process.poll()
-                raise FaultProxyError(f"the fault proxy has exited ({code}; its log may say why)")
+                raise FaultProxyFailed(f"the fault proxy has exited ({code}; its log may say why)")
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         words = line.decode(errors="replace").split()
         if words[:1] != [expected]:
-            raise FaultProxyError(f"the fault proxy: {' '.join(words) or 'no answer'}")
+            raise FaultProxyFailed(f"the fault proxy: {' '.join(words) or 'no answer'}")
         return words[1:]
 
     def _end(self) -> None:

@@ -87,12 +87,12 @@ def locustfile_path(name: str) -> Path:
     given = Path(name)
     if given.suffix == ".py" and given.is_file():
         return given.resolve()
-    packaged = resources.files("locustfiles").joinpath(f"{name}.py")
+    packaged = resources.files("ratelimit_harness.locustfiles").joinpath(f"{name}.py")
     if packaged.is_file():
         return Path(str(packaged))
     known = sorted(
         p.name.removesuffix(".py")
-        for p in resources.files("locustfiles").iterdir()
+        for p in resources.files("ratelimit_harness.locustfiles").iterdir()
         if p.name.endswith(".py") and not p.name.startswith("_")
     )
     raise LoadError(f"no locustfile {name!r}: give a path, or one of {', '.join(known)}")

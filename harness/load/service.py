@@ -1,4 +1,4 @@
-"""A service of the user's own as the system under test: ``load --exec COMMAND`` starts N copies
+"""A service of the user's own as the system under test: ``load --service COMMAND`` starts N copies
 of it, ``load --target URL,...`` drives copies already running.
 
 Each copy started is its own OS process (group) with the harness's environment plus the line
@@ -21,11 +21,16 @@ import socket
 from dataclasses import dataclass
 from pathlib import Path
 
+from ratelimit_harness.harness.errors import HarnessError
 from ratelimit_harness.harness.load.group_guard import guarded
 from ratelimit_harness.harness.load.instance_clocks import InstanceClocks
-from ratelimit_harness.harness.load.serve import Fleet, Process, spawn, wait_until
+from ratelimit_harness.harness.load.serve import Fleet, Process, ServeError, spawn, wait_until
 from ratelimit_harness.harness.provision.base import free_port
 from ratelimit_harness.limiters.program import program_env
+
+
+class ServiceError(HarnessError):
+    """A copy of the user's service exited, or did not listen, before it was ready."""
 
 
 @dataclass(frozen=True)
@@ -68,6 +73,9 @@ def start_service(
             fleet.instances.append(spawn(f"app-{number}", argv, logs, env, port=port, host=host))
         for process in fleet.instances:
             fleet.ready(process)
+    except ServeError as error:  # the user's own service failed, not the machine: bad input
+        fleet.stop()
+        raise ServiceError(str(error)) from None
     except BaseException:
         fleet.stop()
         raise

@@ -42,9 +42,7 @@ def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
         (["race-test", "--max-examples", "100001"], "--max-examples must be"),
         (["race-test", "--jobs", "0"], "--jobs must be 1..64"),
         (["probe", "--limiter", "gcra-lua", "--requests", "0"], "--requests must be"),
-        (["replay", "/nonexistent/trace.json"], "/nonexistent/trace.json: No such file"),
-        (["race", "--limiter", "tests.limiters.sample_plugin:raises_when_built",
-          "--policy", FIXED, "--redis-url", "redis://127.0.0.1:1/0"], ":1/0"),
+        (["replay", "/nonexistent/trace.json"], "no such file or directory: /nonexistent/trace"),
         (["check", "/nonexistent/h.jsonl", "--policy", FIXED], "/nonexistent/h.jsonl"),
     ],
 )  # fmt: skip
@@ -53,6 +51,14 @@ def test_bad_arguments_are_one_line_and_exit_2(
 ) -> None:
     assert main(args) == 2
     assert message in _one_error_line(capsys)
+
+
+def test_a_redis_that_does_not_answer_is_one_line_and_exit_3(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    args = ["race", "--limiter", "tests.limiters.sample_plugin:raises_when_built"]
+    assert main([*args, "--policy", FIXED, "--redis-url", "redis://127.0.0.1:1/0"]) == 3
+    assert "Redis not reachable at redis://127.0.0.1:1/0" in _one_error_line(capsys)
 
 
 def test_an_output_file_that_cannot_be_written_is_one_line_and_exit_2(

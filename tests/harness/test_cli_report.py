@@ -24,7 +24,7 @@ def test_every_kind_of_run_gets_its_report(
 
 @pytest.mark.parametrize(
     ("name", "message"),
-    [("missing", "no run at"), ("", "not a run directory (no manifest.json)")],
+    [("missing", "no such file or directory: "), ("", "not a run directory (no manifest.json)")],
 )
 def test_what_is_not_a_run_is_one_line_and_exit_2(
     name: str, message: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]

@@ -4,13 +4,14 @@ programs and the pinned ioredis in limiters/js/."""
 from __future__ import annotations
 
 import json
+import os
 import re
 from pathlib import Path
 
 import pytest
 
 from ratelimit_harness.limiters import CATALOGUE, js_catalogue
-from ratelimit_harness.limiters.js_catalogue import FAULTS, HOME, JS_CATALOGUE, unavailable
+from ratelimit_harness.limiters.js_catalogue import FAULTS, HOME, JS_CATALOGUE, install, unavailable
 
 NAMES = list(JS_CATALOGUE)
 
@@ -66,3 +67,42 @@ def test_the_readme_table_is_the_catalogue() -> None:
     assert {name: cell.strip() for name, cell in rows} == {
         name: expected_cell(name) for name in NAMES
     }
+
+
+def test_install_copies_the_programs_into_the_cache_once(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    # a wheel ships the programs without node_modules: install() runs npm ci in a copy of them
+    shipped = tmp_path / "js"
+    shipped.mkdir()
+    (shipped / "naive-get-set.js").write_text("// the program")
+    (shipped / "package-lock.json").write_text("{}")
+    tools = tmp_path / "bin"
+    tools.mkdir()
+    runs = tmp_path / "npm-runs"
+    for name, script in (
+        ("node", ""),
+        ("npm", f"mkdir -p node_modules/ioredis; echo $* >> {runs}"),
+    ):
+        (tools / name).write_text(f"#!/bin/sh\n{script}\n")
+        (tools / name).chmod(0o755)
+    monkeypatch.setattr(js_catalogue, "HOME", shipped)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.setenv("PATH", f"{tools}:{os.environ['PATH']}")
+    said: list[str] = []
+    assert js_catalogue.home() == shipped
+    assert install(said.append) is None
+    copy = js_catalogue.home()
+    assert copy.parent == tmp_path / "cache" / "ratelimit-harness"
+    assert (copy / "naive-get-set.js").read_text() == "// the program"
+    assert JS_CATALOGUE["naive-get-set"].path == copy / "naive-get-set.js"
+    assert install(said.append) is None  # installed already: npm is not run again
+    assert runs.read_text().split() == [
+        "ci",
+        "--omit=dev",
+        "--no-audit",
+        "--no-fund",
+        "--loglevel=error",
+    ]
+    assert len(said) == 1
+    assert [p.name for p in copy.parent.iterdir()] == [copy.name]  # no partial copy left

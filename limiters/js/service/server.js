@@ -1,7 +1,7 @@
 'use strict'
-// A small HTTP service of a user's own, for `ratelimit-harness load --exec`: GET /api/* limited
+// A small HTTP service of a user's own, for `ratelimit-harness load --service`: GET /api/* limited
 // per API key (the X-API-Key header) by a fixed window, answering 200 or 429 with the rate-limit
-// headers; any other path is 404. It reads what `load --exec` gives each copy: PORT, REDIS_URL,
+// headers; any other path is 404. It reads what `load --service` gives each copy: PORT, REDIS_URL,
 // RATELIMIT_POLICY (a fixed-window spec) and RATELIMIT_INSTANCE.
 //
 //   node limiters/js/service/server.js lua       INCR and PEXPIRE in one Lua script: correct

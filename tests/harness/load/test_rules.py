@@ -288,7 +288,7 @@ def test_the_outbound_rule_cannot_be_renamed(tmp_path: Path) -> None:
     assert rules.outbound.name == OUTBOUND
 
 
-# --- rules a service of the user's own enforces (load --exec / --target) ------------------
+# --- rules a service of the user's own enforces (load --service / --target) ------------------
 
 
 def test_a_service_rules_file_names_no_limiter(tmp_path: Path) -> None:

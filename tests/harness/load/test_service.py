@@ -1,5 +1,5 @@
-"""``load --exec`` and ``--target``: a service of the user's own under a Locust swarm, judged from
-what its clients saw and the keys it left in Redis."""
+"""``load --service`` and ``--target``: a service of the user's own under a Locust swarm, judged
+from what its clients saw and the keys it left in Redis."""
 
 from __future__ import annotations
 
@@ -167,7 +167,7 @@ def test_what_a_service_forked_dies_with_a_harness_killed_outright(tmp_path: Pat
         "-m",
         "ratelimit_harness",
         "load",
-        "--exec",
+        "--service",
         forking,
         "--policy",
         POLICY,
@@ -206,13 +206,16 @@ def test_a_service_killed_and_started_again_leaves_nothing_it_forked(
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["--exec", "node x.js", "--limiter", "fixed-window-lua"], "yours decides"),
-        (["--exec", " "], "--exec needs a command"),
+        (["--service", "node x.js", "--limiter", "fixed-window-lua"], "yours decides"),
+        (["--service", " "], "--service needs a command"),
         (["--target", "ftp://127.0.0.1:21"], "is not an http:// or https:// URL"),
         (["--target", "http://192.0.2.7:8000"], "not on loopback"),
         (["--target", ","], "at least one URL"),
-        (["--exec", "no-such-program-anywhere --port 1"], "cannot start"),
-        (["--exec", f"{sys.executable} -c 'print(\"no port for me\"); exit(3)'"], "exited with 3"),
+        (["--service", "no-such-program-anywhere --port 1"], "cannot start"),
+        (
+            ["--service", f"{sys.executable} -c 'print(\"no port for me\"); exit(3)'"],
+            "exited with 3",
+        ),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(

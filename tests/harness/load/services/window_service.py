@@ -1,4 +1,4 @@
-"""A user's own HTTP service, for the tests of ``load --exec`` and ``--target``: GET /api/*
+"""A user's own HTTP service, for the tests of ``load --service`` and ``--target``: GET /api/*
 limited per ``X-API-Key`` by a fixed window on ``$REDIS_URL`` (``$RATELIMIT_POLICY``), served on
 ``$PORT``; every other path is 404. It writes the contract's variables to stderr as it starts.
 
