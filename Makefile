@@ -1,5 +1,7 @@
 # One line per target. `make race-test` is the main job; `make test` is the test suite.
-VENV := .venv
+# `make unit VENV=.venv-debian PYTHON=/usr/bin/python3`: the tests on another Python, in a venv of its own
+PYTHON ?= python3
+VENV ?= .venv
 PY := $(VENV)/bin/python
 LOCAL_REDIS_IMAGE := ratelimit-harness/redis:local
 
@@ -10,7 +12,7 @@ JS := limiters/js
 venv: $(VENV)/.installed shim $(if $(shell command -v npm 2>/dev/null),js)
 
 $(VENV)/.installed: pyproject.toml
-	python3 -m venv $(VENV) && $(PY) -m pip install -q -e '.[dev,compare]' && touch $@
+	$(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q -e '.[dev,compare]' && touch $@
 
 # the preload of the explorer's server on virtual time, built when missing or stale; where it
 # cannot be built this says why, and the explorer's server keeps real time
