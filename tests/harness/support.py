@@ -50,6 +50,19 @@ def child_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
+def run_command(*command: str | Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """``command`` run to its end in the checkout, with ``child_env(**env)``; bounded."""
+    return subprocess.run(
+        command,
+        cwd=ROOT,
+        env=child_env(**env),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+
+
 def read_line(stream: Any, timeout: float = TIMEOUT) -> str:
     """The next line a child writes to ``stream``; fails after ``timeout`` seconds."""
     ready, _, _ = select.select([stream], [], [], timeout)

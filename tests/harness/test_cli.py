@@ -21,6 +21,7 @@ from tests.harness.support import (
     docker_or_skip,
     kill_quietly,
     read_line,
+    run_command,
 )
 
 PLUGIN = """
@@ -32,15 +33,7 @@ def factory(client, policy):
 
 
 def harness(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "ratelimit_harness", *args],
-        cwd=ROOT,
-        env=child_env(**env),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
+    return run_command(sys.executable, "-m", "ratelimit_harness", *args, **env)
 
 
 def table_rows(text: str) -> list[list[str]]:

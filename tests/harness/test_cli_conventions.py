@@ -21,21 +21,10 @@ from ratelimit_harness.harness.load.fault_proxy import FaultProxyError, FaultPro
 from ratelimit_harness.harness.provision import Unavailable
 from ratelimit_harness.harness.usage import COMMANDS, TOP_CODES
 from ratelimit_harness.limiters import PolicyError
-from tests.harness.support import ROOT, TIMEOUT, child_env
+from tests.harness.support import ROOT
+from tests.harness.support import run_command as run
 
 SCRIPT = Path(sys.executable).with_name("ratelimit-harness")
-
-
-def run(*command: str | Path, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        command,
-        cwd=ROOT,
-        env=child_env(**env),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
 
 
 def harness(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
