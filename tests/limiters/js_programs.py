@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,10 +59,17 @@ def frozen_clock(folder: Path, at: float = START) -> ServerClock:
 
 
 def run_all(name: str, env: dict[str, str], identities: list[str]) -> tuple[list[str], str]:
+    """The answers of a whole run of catalogue program ``name``: see ``run_program``."""
+    return run_program(JS_CATALOGUE[name].command(), env, identities)
+
+
+def run_program(
+    command: Sequence[str], env: dict[str, str], identities: list[str]
+) -> tuple[list[str], str]:
     """The answers of a whole run (stdin closed after the last identity) and its stderr;
     the program must exit 0."""
     done = subprocess.run(
-        JS_CATALOGUE[name].command(),
+        command,
         input="".join(f"{identity}\n" for identity in identities),
         env=env,
         capture_output=True,
