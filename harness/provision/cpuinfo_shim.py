@@ -1,6 +1,8 @@
 """The preload library the server on virtual time needs beside libfaketime: ``hide_cpuinfo.c``
 (why: its own text), built here with the C compiler (``$CC``, else ``cc``) into
-``hide_cpuinfo.so`` beside it, when that is missing or older than its source.
+``hide_cpuinfo.so`` beside it, when that is missing or older than its source. Where the
+source's folder cannot be written (a system-wide install), it is built into the user's cache,
+``~/.cache/ratelimit-harness/``, instead.
 
 ``python -m ratelimit_harness.harness.provision.cpuinfo_shim`` builds it ahead of time (``make
 venv`` does): where it cannot be built it says why on stderr and exits 1, and the explorer's server
@@ -25,9 +27,20 @@ FLAGS = ["-shared", "-fPIC", "-O2", "-Wall", "-Wextra", "-Werror"]
 
 def library() -> Path:
     """The built library, built first if it is missing or older than its source."""
-    if not BUILT.exists() or BUILT.stat().st_mtime < SOURCE.stat().st_mtime:
-        build(SOURCE, BUILT, os.environ.get("CC") or "cc")
-    return BUILT
+    built = target()
+    if not built.exists() or built.stat().st_mtime < SOURCE.stat().st_mtime:
+        built.parent.mkdir(parents=True, exist_ok=True)
+        build(SOURCE, built, os.environ.get("CC") or "cc")
+    return built
+
+
+def target() -> Path:
+    """Where the library is built: beside its source where that folder can be written (a
+    checkout, a virtual environment), else in the user's cache."""
+    if os.access(BUILT.parent, os.W_OK):
+        return BUILT
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return cache / "ratelimit-harness" / BUILT.name
 
 
 def build(source: Path, target: Path, compiler: str) -> None:

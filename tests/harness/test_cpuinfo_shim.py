@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from ratelimit_harness.harness.provision import Unavailable
+from ratelimit_harness.harness.provision import Unavailable, cpuinfo_shim
 from ratelimit_harness.harness.provision.cpuinfo_shim import SOURCE, build
 
 # what fopen() gives a process, as a line per path: "opened" or the error's name
@@ -52,3 +52,18 @@ def test_a_failed_build_says_the_compiler_s_complaint(tmp_path: Path) -> None:
     with pytest.raises(Unavailable, match=r"cc could not build broken\.c: .*error"):
         build(broken, tmp_path / "broken.so", "cc")
     assert sorted(path.name for path in tmp_path.iterdir()) == ["broken.c"]
+
+
+def test_a_folder_that_cannot_be_written_builds_into_the_cache(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    assert cpuinfo_shim.target() == cpuinfo_shim.BUILT  # a checkout can be written
+    access, installed = os.access, cpuinfo_shim.BUILT.parent
+    # a system-wide install: the source's folder cannot be written (the rest can)
+    monkeypatch.setattr(
+        os, "access", lambda path, mode: Path(path) != installed and access(path, mode)
+    )
+    built = cpuinfo_shim.library()
+    assert built == tmp_path / "ratelimit-harness" / "hide_cpuinfo.so"
+    assert _fopen(["/proc/cpuinfo"], built) == ["ENOENT"]
