@@ -74,15 +74,13 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> int:
 
 
 def importable_here() -> None:
-    """Put the current directory on the path, of this process and of those it starts, as
-    ``python -m`` does: a plug-in ``mymod:factory`` beside the user is found however the
-    harness was started (the ``ratelimit-harness`` script puts only its own directory there)."""
+    """Put the current directory on the path, as ``python -m`` does: a plug-in
+    ``mymod:factory`` beside the user is found however the harness was started (the
+    ``ratelimit-harness`` script puts only its own directory there). The processes it starts
+    run ``python -m`` in the same directory, so they find it too."""
     here = os.getcwd()
     if "" not in sys.path and here not in sys.path:
         sys.path.insert(0, here)
-    paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-    if here not in paths:
-        os.environ["PYTHONPATH"] = os.pathsep.join([here, *paths])
 
 
 def exit_code(error: Exception) -> int | None:

@@ -88,6 +88,12 @@ def test_the_wrong_one(race):
 """
 
 
+def _clean_env(**extra: str) -> dict[str, str]:
+    """This environment without what would point a child at this checkout, or at a Redis."""
+    drop = ("PYTHONPATH", "VIRTUAL_ENV", "REDIS_URL", "HARNESS_REDIS")
+    return {k: v for k, v in os.environ.items() if k not in drop} | extra
+
+
 @dataclass(frozen=True)
 class Installed:
     wheel: Path
@@ -96,9 +102,8 @@ class Installed:
     cache: Path  # the user's cache directory (XDG_CACHE_HOME)
 
     def run(self, *command: str | Path) -> subprocess.CompletedProcess[str]:
-        drop = ("PYTHONPATH", "VIRTUAL_ENV", "REDIS_URL", "HARNESS_REDIS")
-        env = {k: v for k, v in os.environ.items() if k not in drop}
-        env |= {"XDG_CACHE_HOME": str(self.cache), "PATH": f"{self.venv / 'bin'}:{env['PATH']}"}
+        path = f"{self.venv / 'bin'}:{os.environ['PATH']}"
+        env = _clean_env(XDG_CACHE_HOME=str(self.cache), PATH=path)
         return subprocess.run(
             command,
             cwd=self.project,
@@ -123,6 +128,7 @@ def _build(source: Path, out: Path) -> Path:
             f"from setuptools import build_meta as b; print(b.build_sdist({str(out)!r}))",
         ],
         cwd=source,
+        env=_clean_env(),
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -145,6 +151,7 @@ def _build(source: Path, out: Path) -> Path:
             out,
             unpacked,
         ],
+        env=_clean_env(),
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
@@ -170,6 +177,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     python = venv / "bin" / "python"
     purelib = subprocess.run(
         [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        env=_clean_env(),
         capture_output=True,
         text=True,
         check=True,
@@ -177,6 +185,7 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
     (Path(purelib) / "dependencies.pth").write_text(sysconfig.get_path("purelib"))
     install = subprocess.run(
         [python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel],
+        env=_clean_env(),
         capture_output=True,
         text=True,
         timeout=TIMEOUT,
