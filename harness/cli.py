@@ -331,12 +331,18 @@ def add_system_options(command: argparse.ArgumentParser) -> None:
 
 
 def add_search_options(command: argparse.ArgumentParser) -> None:
-    command.add_argument("--max-examples", type=int, help="schedules per search (default: profile)")
+    command.add_argument(
+        "--max-examples",
+        type=int,
+        help="schedules drawn at random per search, after as many of the bounded stage at most "
+        "(default: the profile's)",
+    )
     command.add_argument(
         "--profile",
         choices=("quick", "thorough"),
         default="quick",
-        help="quick: 300 schedules a search; thorough: 1000 (default: quick)",
+        help="quick: 300 schedules a search; thorough: 1000 (the bounded stage's at most 400) "
+        "(default: quick)",
     )
     command.add_argument("--seed", type=int, help="Hypothesis seed, for a reproducible search")
     command.add_argument("--json", dest="json_out", help="also write the result as JSON here")

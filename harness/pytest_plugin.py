@@ -51,10 +51,18 @@ class RaceResult:
         """The nemesis' faults the shortest failing schedule needs (empty: none)."""
         return self.exploration.faults
 
+    @property
+    def covered(self) -> str:
+        """What the race explored: the bound it proved, then what it only sampled."""
+        return self.exploration.covered
+
     def __repr__(self) -> str:
         found = self.exploration
         if self.clean:
-            return f"{self.limiter} with {self.policy}: no violation in {found.examples} schedules"
+            return (
+                f"{self.limiter} with {self.policy}: no violation in {found.examples} "
+                f"schedules; explored {found.covered}"
+            )
         return f"{self.limiter} with {self.policy}: {', '.join(sorted(self.flaws))}\n{self.trace}"
 
 

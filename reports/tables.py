@@ -149,6 +149,11 @@ def race_test_footer(run: RaceTest) -> list[str]:
     ]
     policies = sorted({r.policy for r in run.rows if r.name == r.limiter})
     notes.append(f"Policies, one per kind: {'; '.join(policies)}.")
+    notes.extend(
+        f"{r.name} is clean: explored {r.covered}."
+        for r in run.rows
+        if not r.expected_flaws and not r.found_flaws and r.covered
+    )
     stressed = [r for r in run.rows if r.stress_seconds]
     if stressed:
         found = [f"{r.name} ({', '.join(r.stress_found)})" for r in stressed if r.stress_found]

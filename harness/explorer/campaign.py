@@ -120,6 +120,7 @@ def run_row(
     for wanted in searches:
         found = asked.search(setup, wanted, on_example=on_example)
         row.examples += found.examples
+        row.covered = found.covered
         row.unconfirmed += found.unconfirmed_count
         row.void += found.void
         row.unseen += found.unseen

@@ -36,7 +36,7 @@ from ratelimit_harness.harness.rundir import new_run_dir
 from ratelimit_harness.limiters import CATALOGUE, Policy, PolicyError, name_of, resolve
 from ratelimit_harness.limiters.js_catalogue import install as js_install
 
-FINDERS = {"sweep": "the one-preemption sweep", "search": "Hypothesis' search"}
+FINDERS = {"bounded": "the bounded stage", "search": "Hypothesis' search"}
 
 
 def _progress(label: str) -> Callable[[Exploration], None]:
@@ -125,6 +125,8 @@ def race(args: argparse.Namespace) -> int:
             "examples": examples,
             "examples_to_find": first.examples_to_find,
             "found_by": first.stage or None,
+            "coverage": first.coverage.to_json() if first.coverage else None,
+            "covered": first.covered,
             "seconds_to_find": round(first.seconds_to_find, 3),
             "seconds": round(sum(f.seconds for f in searches), 3),
             "trace_steps": first.trace_steps,
@@ -165,9 +167,8 @@ def _headline(
     first, examples = searches[0], sum(f.examples for f in searches)
     if not flaws:
         print(
-            f"{limiter} with {policy}: no violation in {examples} schedules "
-            f"({first.swept} of the one-preemption sweep, {first.examples - first.swept} drawn; "
-            f"faults allowed: {faults}; {first.seconds:.2f} s)"
+            f"{limiter} with {policy}: no violation in {examples} schedules; explored "
+            f"{first.covered}; faults allowed: {faults}; {first.seconds:.2f} s"
         )
     elif len(flaws) > 1:
         print(f"{limiter} with {policy}: {len(flaws)} flaws, faults allowed: {faults}")
@@ -187,11 +188,7 @@ def _report_flaw(where: Path, setup: Setup, found: Exploration, number: int) -> 
     with writing(path):
         save(path, setup, found.found, found.verdict)
     actions = len(found.found.actions)
-    shrunk = (
-        f"already the shortest of its family, {actions} actions"
-        if found.stage == "sweep"
-        else f"shrunk to {actions} actions, {found.seconds:.2f} s in all"
-    )
+    shrunk = f"shrunk to {actions} actions, {found.seconds:.2f} s in all"
     needs = ", ".join(found.fault_labels)
     print(
         f"{name_of(setup.limiter)} with {setup.policy}: {', '.join(kinds)}, found by "

@@ -1,21 +1,25 @@
 """Search schedules until one breaks the policy, then shrink it.
 
-Two stages, the second only if the first found nothing: the one-preemption sweep (``sweep``),
-then Hypothesis drawing interleavings, time passing, crashes and clock skews. Every
-schedule runs against a real Redis (on a clean database) and its history goes through the
-verdict engine. ``wanted`` says which verdicts count as a find (any violation, or one kind).
-A find counts once it shows again on re-runs (``CONFIRM``); a run that real time reached (the
-server expired a key itself) is void, not judged.
+Two stages, the second only if the first found nothing. The bounded stage (``bounded``) runs
+every schedule within a stated bound, cheapest first, and says what it covered. Then Hypothesis
+draws interleavings, time passing, crashes and clock skews at random. Every schedule runs
+against a real Redis (on a clean database) and its history goes through the verdict engine.
+``wanted`` says which verdicts count as a find (any violation, or one kind). A find counts once
+it shows again on re-runs (``CONFIRM``); a run that real time reached (the server expired a key
+itself) is void, not judged. The searches of one setup, one for each kind of flaw, read the
+bounded stage's schedules from one stream (``_stream``): none is run twice.
 
-A find of the sweep is the shortest of its family already. A find of Hypothesis is shrunk by
-``minimize``, on the actions themselves; Hypothesis' own shrinking phase is off. Measured on
+A find of either stage is shrunk by ``minimize``, on the actions themselves; Hypothesis' own
+shrinking phase is off. Measured on
 the catalogue's time-dependent flaws: with it, finding and shrinking took 2-15 s and left
 traces of up to 13 lines; without it, 0.3-2.2 s, and the traces are as short or shorter.
 """
 
 from __future__ import annotations
 
+import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
@@ -27,6 +31,7 @@ from hypothesis.errors import Flaky, HypothesisException
 
 from ratelimit_harness.harness.checkers import Verdict, check
 from ratelimit_harness.harness.errors import described
+from ratelimit_harness.harness.explorer import bounded
 from ratelimit_harness.harness.explorer.actions import Action
 from ratelimit_harness.harness.explorer.faults import FAULTS, ClockSpread, labels
 from ratelimit_harness.harness.explorer.minimize import minimize
@@ -37,7 +42,6 @@ from ratelimit_harness.harness.explorer.schedules import (
     draw_opening,
     draw_swarm,
 )
-from ratelimit_harness.harness.explorer.sweep import families
 
 # A find is re-run this many times before it counts: each must show it again. The schedule is
 # data and every clock virtual, so a true find always does; one that does not came from
@@ -48,13 +52,17 @@ CONFIRM = 3
 # NEED_MOST schedules, does not show the flaw (most flaws with no fault need fewer than 50)
 NEED_SHARE, NEED_MOST = 3, 60
 UNCONFIRMED_KEPT = 3  # unconfirmed finds kept for the report (the rest are only counted)
+# the most schedules the bounded stage judges for one search (one for a flaw hard to reach may
+# draw more at random: race-test's FLAW_BUDGET)
+BOUNDED_MOST = 400
 
 
 @dataclass
 class Exploration:
     setup: Setup
     examples: int = 0  # schedules run in all, the sweep's included
-    swept: int = 0  # schedules of the sweep
+    swept: int = 0  # schedules of the bounded stage
+    coverage: bounded.Coverage | None = None  # what the bounded stage explored
     shrink_runs: int = 0  # schedules run while shrinking the find
     examples_to_find: int = 0  # schedules run until the first find
     seconds_to_find: float = 0.0
@@ -79,6 +87,15 @@ class Exploration:
     def kinds(self) -> set[str]:
         """The kinds of violation the shortest failing run shows."""
         return self.verdict.kinds if self.verdict else set()
+
+    @property
+    def covered(self) -> str:
+        """What the search explored, in words: the bound it proved (or how far it got), then
+        what it only sampled."""
+        sampled = f"then {self.examples - self.swept} random schedules"
+        if self.coverage is None:
+            return sampled
+        return f"{self.coverage.describe()}; {sampled}"
 
     @property
     def trace_steps(self) -> int:
@@ -138,7 +155,7 @@ class _Judge:
         result.decisions += outcome.decisions
         result.errors += len(outcome.errors)
         result.first_error = result.first_error or next(iter(outcome.errors), "")
-        result.swept += stage == "sweep"
+        result.swept += stage == "bounded"
         if outcome.unseen is not None:
             result.unseen += outcome.unseen.commands
             result.first_unseen = result.first_unseen or outcome.unseen.first
@@ -275,36 +292,50 @@ def _explore(
     judge = _Judge(result, wanted, on_example, time.perf_counter(), admin, allowed)
     try:
         with scheduled():
-            if not _sweep(setup, admin, space, judge):
+            if not _bounded(setup, admin, space, judge, max_examples):
                 _search(admin, judge, space, max_examples=max_examples, seed=seed)
-                if result.found is not None:
-                    _minimize(admin, judge)
+            if result.found is not None:
+                _minimize(admin, judge)
             return result
     finally:
         admin.close()
         result.seconds = time.perf_counter() - judge.started
 
 
-def _sweep(setup: Setup, admin: redis.Redis, space: Space, judge: _Judge) -> bool:
-    for family in families(setup.policy, space.identities[0], setup.instances):
-        for preemption in family:
-            if preemption.crash and "crash" not in space.nemeses:
-                continue
-            run = Run(setup, admin)
-            try:
-                for action in preemption.head():
-                    run.apply(action)
-                preempted = run.busy(0)
-                if preempted:
-                    for action in preemption.tail():
-                        run.apply(action)
-            finally:
-                outcome = run.finish()
-            if not preempted:
-                break  # instance 0's request ended before this stopping place
-            if judge(outcome, "sweep"):
-                return True
-    return False
+def _bounded(setup: Setup, admin: redis.Redis, space: Space, judge: _Judge, budget: int) -> bool:
+    """The bounded stage (``bounded``), within ``BOUNDED_MOST`` schedules: whether it found
+    what is wanted."""
+    bound = bounded.bound_for(setup.policy, setup.instances, space.nemeses)
+    bound = replace(bound, identities=space.identities[:1])
+    found = False
+
+    def fails(outcome: RunResult) -> bool:
+        nonlocal found
+        found = judge(outcome, "bounded")
+        return found
+
+    stream = _stream(setup, bound)
+    run_from = lambda: Run(setup, admin)  # noqa: E731
+    judge.result.coverage = stream.read(run_from, fails, min(budget, BOUNDED_MOST))
+    return found
+
+
+_STREAMS: OrderedDict[tuple[Setup, bounded.Bound], bounded.Schedules] = OrderedDict()
+_STREAMS_KEPT = 4  # the searches of a race-test row, or of race, read one stream each
+_STREAMS_LOCK = threading.Lock()
+
+
+def _stream(setup: Setup, bound: bounded.Bound) -> bounded.Schedules:
+    """The bounded stage's schedules for ``setup`` within ``bound``: those already run by an
+    earlier search of the same setup (one for each kind of flaw) are read again, not run."""
+    with _STREAMS_LOCK:
+        key = (setup, bound)
+        if key not in _STREAMS:
+            _STREAMS[key] = bounded.Schedules(setup.policy, bound)
+            while len(_STREAMS) > _STREAMS_KEPT:
+                _STREAMS.popitem(last=False)
+        _STREAMS.move_to_end(key)
+        return _STREAMS[key]
 
 
 def _minimize(admin: redis.Redis, judge: _Judge) -> None:

@@ -193,6 +193,7 @@ class RaceTestRow:
     # commands Redis ran for clients the explorer cannot see (see explorer.unseen): none, for a
     # verdict to stand
     unseen: int = 0
+    covered: str = ""  # what the row's last search explored (for a clean row, its proof)
 
     @property
     def matches(self) -> bool:

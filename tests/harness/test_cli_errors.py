@@ -131,7 +131,7 @@ def test_a_broken_instance_thread_ends_the_run_at_once_with_its_cause(
 def test_a_broken_instance_thread_ends_hypothesis_search_with_its_cause(
     redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(explore, "_sweep", lambda *_: False)  # straight to Hypothesis
+    monkeypatch.setattr(explore, "_bounded", lambda *_: False)  # straight to Hypothesis
     with _broken_thread_clock(monkeypatch):
         started = time.monotonic()
         with pytest.raises(RuntimeError, match="a bug in the instance thread"):

@@ -24,13 +24,13 @@ def test_race_finds_saves_and_replay_reproduces(tmp_path: Path) -> None:
         str(summary),
     )
     assert found.returncode == 1, found.stderr
-    # INCR sent, then the crash before EXPIRE: the sweep's third schedule
-    assert "immortal-key, found by the one-preemption sweep" in found.stdout
-    assert "already the shortest of its family, 3 actions" in found.stdout
+    # INCR sent, then the crash before EXPIRE: a cheap schedule of the bounded stage
+    assert "immortal-key, found by the bounded stage" in found.stdout
+    assert "shrunk to 2 actions" in found.stdout
     said = json.loads(summary.read_text())
     # every kind it shows, one search each, each with the faults it needs
     assert said["found"] == ["immortal-key", "over-admission", "wrongful-rejection"]
-    assert said["found_by"] == "sweep"
+    assert said["found_by"] == "bounded"
     needs = {tuple(flaw["kinds"]): flaw["faults"] for flaw in said["flaws"]}
     assert needs == {
         ("immortal-key",): ["crash"],
@@ -77,9 +77,9 @@ def test_a_find_of_the_search_is_shrunk(tmp_path: Path) -> None:
 def test_race_on_a_correct_limiter_exits_0() -> None:
     clean = harness("race", "--limiter", "gcra-lua", "--max-examples", "30", "--redis", "embedded")
     assert clean.returncode == 0, clean.stderr
-    # a script is one round trip: one stopping place for the sweep (another request there, or
-    # a crash), then the 30 drawn
-    assert "no violation in 32 schedules (2 of the one-preemption sweep, 30 drawn" in clean.stdout
+    # the bounded stage judges 30 schedules (the budget), then 30 are drawn
+    assert "no violation in 60 schedules; explored " in clean.stdout
+    assert "; then 30 random schedules;" in clean.stdout
 
 
 def test_bad_input_exits_2(tmp_path: Path) -> None:

@@ -50,7 +50,7 @@ def armed(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.mark.usefixtures("armed")
-def test_a_find_of_the_sweep_that_does_not_show_again_is_unconfirmed(
+def test_a_find_of_the_bounded_stage_that_does_not_show_again_is_unconfirmed(
     redis_server: RedisServer,
 ) -> None:
     setup = Setup(FLAKY, Policy.parse(FIXED), 2, redis_server.url)
@@ -59,7 +59,7 @@ def test_a_find_of_the_sweep_that_does_not_show_again_is_unconfirmed(
     assert found.unconfirmed_count == 1
     ((outcome, verdict),) = found.unconfirmed
     assert verdict.kinds == {"over-admission"}
-    assert [op.outcome for op in outcome.history].count(Outcome.ALLOWED) == 2  # kept, with trace
+    assert [op.outcome for op in outcome.history].count(Outcome.ALLOWED) >= 2  # kept, with trace
     assert any(line.what.startswith("EVALSHA") for line in outcome.trace)
     assert found.examples == found.swept + 30  # and the search went on to its end
 
@@ -68,7 +68,7 @@ def test_a_find_of_the_sweep_that_does_not_show_again_is_unconfirmed(
 def test_hypothesis_never_raises_flaky_failure_out_of_a_search(
     redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(explorer, "_sweep", lambda *_: False)  # the find is Hypothesis'
+    monkeypatch.setattr(explorer, "_bounded", lambda *_: False)  # the find is Hypothesis'
     setup = Setup(FLAKY, Policy.parse(FIXED), 2, redis_server.url)
     found = explorer.explore(setup, space=ONLY_TIME, max_examples=60, seed=1)
     assert found.unconfirmed_count == 1

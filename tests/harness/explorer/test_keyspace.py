@@ -35,7 +35,7 @@ def planted(client: redis.Redis) -> redis.Redis:
 
 def _race(url: str, tmp_path: Path, *extra: str) -> list[str]:
     trace = str(tmp_path / "trace.json")
-    return ["race", "--limiter", "naive-get-set", "--seed", "1", "--max-examples", "5",
+    return ["race", "--limiter", "naive-get-set", "--seed", "1", "--max-examples", "10",
             "--redis-url", url, "--trace", trace, *extra]  # fmt: skip
 
 
