@@ -86,13 +86,12 @@ PYPI_ROWS = (
         "fixed-window:limit=2,window=10,anchor=first",
         "crash",
         "a fixed window from the first hit",
-        _needs(immortal_key="crash"),
+        _needs(immortal_key="crash", wrongful_rejection="crash"),
         'alisaifee/limits#14 ("redis hit has a race condition"): limits/storage.py '
         "RedisInteractor.incr sends INCR, then EXPIRE when the count is 1; an app server that "
         "dies between them leaves a counter with no TTL, whose key (no window in its name) "
-        "then refuses that identity for good. Those refusals are not proven wrongful: the "
-        "crashed request's outcome is unknown, so each refusal is excused by placing it just "
-        "before",
+        "then refuses that identity for good: once a window has passed, a refusal with one "
+        "admission in the new window (the crashed request's, at the most) is wrongful",
     ),
     Row(
         "limits 1.2.1 fixed window",
