@@ -118,46 +118,32 @@ class Installed:
         return self.run(self.venv / "bin" / "ratelimit-harness", *args)
 
 
+def _done(*command: str | Path, cwd: Path | None = None) -> str:
+    """What ``command`` printed; it must succeed."""
+    ran = subprocess.run(
+        command,
+        cwd=cwd,
+        env=_clean_env(),
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT,
+        check=False,
+    )
+    assert ran.returncode == 0, ran.stderr
+    return ran.stdout
+
+
 def _build(source: Path, out: Path) -> Path:
     """The sdist of ``source``, built, unpacked and built into a wheel in ``out``."""
     python = sys.executable
-    sdist = subprocess.run(
-        [
-            python,
-            "-c",
-            f"from setuptools import build_meta as b; print(b.build_sdist({str(out)!r}))",
-        ],
-        cwd=source,
-        env=_clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    assert sdist.returncode == 0, sdist.stderr
-    with tarfile.open(out / sdist.stdout.split()[-1]) as archive:
+    sdist = f"from setuptools import build_meta as b; print(b.build_sdist({str(out)!r}))"
+    name = _done(python, "-c", sdist, cwd=source).split()[-1]
+    with tarfile.open(out / name) as archive:
         archive.extractall(out / "sdist", filter="data")
     [unpacked] = (out / "sdist").iterdir()
-    wheel = subprocess.run(
-        [
-            python,
-            "-m",
-            "pip",
-            "wheel",
-            "-q",
-            "--no-deps",
-            "--no-build-isolation",
-            "-w",
-            out,
-            unpacked,
-        ],
-        env=_clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
+    _done(
+        python, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", out, unpacked
     )
-    assert wheel.returncode == 0, wheel.stderr
     [built] = out.glob("*.whl")
     return built
 
@@ -175,23 +161,9 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Installed:
 
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", venv], check=True)
     python = venv / "bin" / "python"
-    purelib = subprocess.run(
-        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-        env=_clean_env(),
-        capture_output=True,
-        text=True,
-        check=True,
-    ).stdout.strip()
-    (Path(purelib) / "dependencies.pth").write_text(sysconfig.get_path("purelib"))
-    install = subprocess.run(
-        [python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel],
-        env=_clean_env(),
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    assert install.returncode == 0, install.stderr
+    purelib = _done(python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))")
+    (Path(purelib.strip()) / "dependencies.pth").write_text(sysconfig.get_path("purelib"))
+    _done(python, "-m", "pip", "install", "-q", "--no-deps", "--no-index", wheel)
 
     for package, text in (("limiters", USER_LIMITERS), ("reports", USER_REPORTS)):
         (project / package).mkdir(parents=True)
