@@ -75,17 +75,22 @@ class Bound:
     def describe(self) -> str:
         """The bound in words, for a verdict."""
         keys = "one identity" if len(self.identities) == 1 else f"{len(self.identities)} identities"
-        faults = [name for name, on in (("crash", self.crash), ("stall", self.stall)) if on]
-        fault = f"up to {self.faults} {' or '.join(faults)}" if faults and self.faults else ""
+        crash, stall = ("crash", "crashes")[self.faults > 1], ("stall", "stalls")[self.faults > 1]
+        faults = " or ".join(name for name, on in ((crash, self.crash), (stall, self.stall)) if on)
+        moves = _count(self.time_moves, "time move", "time moves")
         parts = [
             f"{self.instances} instances x {self.requests} requests on {keys}",
-            f"up to {self.switches} switches",
-            *([fault] if fault else []),
-            f"up to {self.time_moves} time moves to window edges and key deadlines",
+            f"at most {_count(self.switches, 'switch', 'switches')}",
+            *([f"{self.faults} {faults}"] if faults and self.faults else []),
+            f"{moves} to window edges and key deadlines",
         ]
         if len(self.warm) > 1:
             parts.append("from a fresh key and one a request short of its budget")
         return ", ".join(parts)
+
+
+def _count(n: int, one: str, more: str) -> str:
+    return f"{n} {one if n == 1 else more}"
 
 
 def bound_for(policy: Policy, instances: int, nemeses: Sequence[str]) -> Bound:
@@ -123,9 +128,8 @@ class Coverage:
         if self.cost_done < 0:
             return f"{self.bound.describe()}: part of the cheapest schedules ({runs})"
         return (
-            f"{self.bound.describe()}: every schedule with at most {self.cost_done} switches, "
-            f"faults and time moves in all (of up to {self.cost_most}), then part of the next "
-            f"({runs})"
+            f"{self.bound.describe()}: every schedule with at most {self.cost_done} of these in "
+            f"all (of up to {self.cost_most}), then part of the next ({runs})"
         )
 
     def to_json(self) -> dict[str, Any]:

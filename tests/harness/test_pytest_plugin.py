@@ -84,7 +84,7 @@ def test_a_clean_result_says_how_much_was_searched(race: Callable[..., RaceResul
     assert result.clean, result
     assert result.trace == ""
     assert result.exploration.examples == 40  # 20 of the bounded stage, 20 drawn
-    assert result.covered.startswith("2 instances x 2 requests on one identity, up to 2 switches")
+    assert result.covered.startswith("2 instances x 2 requests on one identity, at most 2 switch")
     assert result.covered.endswith("; then 20 random schedules")
     assert repr(result) == (
         f"fixed-window-lua with {FIXED}: no violation in 40 schedules; explored {result.covered}"

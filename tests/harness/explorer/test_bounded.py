@@ -45,13 +45,13 @@ def test_coverage_says_what_was_proved_and_how_far_it_got() -> None:
     bound = bounded.Bound()
     done = bounded.Coverage(bound, schedules=1234, skipped=56, complete=True, cost_most=4)
     assert done.describe() == (
-        "every schedule of 2 instances x 2 requests on one identity, up to 2 switches, "
-        "up to 1 crash or stall, up to 1 time moves to window edges and key deadlines "
+        "every schedule of 2 instances x 2 requests on one identity, at most 2 switches, "
+        "1 crash or stall, 1 time move to window edges and key deadlines "
         "(1,234 schedules, 56 equivalent ones skipped)"
     )
     cut = bounded.Coverage(bound, schedules=300, cost_done=1, cost_most=4)
     assert (
-        ": every schedule with at most 1 switches, faults and time moves in all (of up to 4)"
+        ": every schedule with at most 1 of these in all (of up to 4), then part of the next"
         in (cut.describe())
     )
     assert cut.to_json()["complete"] is False
@@ -104,7 +104,7 @@ def test_a_one_script_limiter_is_proved_clean_within_a_bound(redis_server: Redis
     assert found.coverage is not None
     assert found.coverage.schedules == found.swept == 60
     assert not found.coverage.complete
-    assert "every schedule with at most 0 switches, faults and time moves" in found.covered
+    assert "every schedule with at most 0 of these in all" in found.covered
 
 
 @pytest.mark.integration
