@@ -10,9 +10,9 @@ itself) is void, not judged. The searches of one setup, one for each kind of fla
 bounded stage's schedules from one stream (``_stream``): none is run twice.
 
 A find of either stage is shrunk by ``minimize``, on the actions themselves; Hypothesis' own
-shrinking phase is off. Measured on
-the catalogue's time-dependent flaws: with it, finding and shrinking took 2-15 s and left
-traces of up to 13 lines; without it, 0.3-2.2 s, and the traces are as short or shorter.
+shrinking phase is off. Measured on the catalogue's time-dependent flaws: with it, finding and
+shrinking took 2-15 s and left traces of up to 13 lines; without it, 0.3-2.2 s, and the traces
+are as short or shorter.
 """
 
 from __future__ import annotations
@@ -60,7 +60,7 @@ BOUNDED_MOST = 400
 @dataclass
 class Exploration:
     setup: Setup
-    examples: int = 0  # schedules run in all, the sweep's included
+    examples: int = 0  # schedules judged in all, the bounded stage's included
     swept: int = 0  # schedules of the bounded stage
     coverage: bounded.Coverage | None = None  # what the bounded stage explored
     shrink_runs: int = 0  # schedules run while shrinking the find
