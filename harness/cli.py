@@ -434,12 +434,13 @@ def _probed(limiter: Any, args: argparse.Namespace, number: int) -> Any:
 
 
 def run_check(args: argparse.Namespace) -> int:
-    if existing(args.history, "a history, or a run directory").is_dir():
-        return _recheck(Path(args.history))
+    history_path = existing(args.history, "a history, or a run directory")
+    if history_path.is_dir():
+        return _recheck(history_path)
     if not args.policy:
         raise BadArgument("--policy is required to judge a history file")
     policy = Policy.parse(args.policy)
-    history = read_history(args.history)
+    history = read_history(history_path)
     ttls = read_snapshot(existing(args.keys, "--keys")) if args.keys else None
     found = check(history, policy, ttls)
     print(listing.verdict(found))

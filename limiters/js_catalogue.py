@@ -13,6 +13,7 @@ for a program), ``stall`` (time passes inside a request, between its round trips
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import shutil
@@ -21,6 +22,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ratelimit_harness.cache import user_cache
 from ratelimit_harness.limiters.catalogue import CATALOGUE, Flaw
 from ratelimit_harness.limiters.policy import Policy
 
@@ -118,12 +120,17 @@ def _has_ioredis(directory: Path) -> bool:
 def _cached_copy() -> Path:
     """The programs' copy in the user's cache, named by a digest of what is shipped: a new
     release of them gets a copy of its own."""
+    return user_cache() / f"js-{_digest(HOME)}"
+
+
+@functools.cache
+def _digest(shipped: Path) -> str:
+    """A digest of the programs in ``shipped`` (their names and bytes), read once."""
     digest = hashlib.sha256()
-    for path in sorted(HOME.rglob("*")):
-        if path.is_file() and "node_modules" not in path.relative_to(HOME).parts:
-            digest.update(path.relative_to(HOME).as_posix().encode() + b"\0" + path.read_bytes())
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "ratelimit-harness" / f"js-{digest.hexdigest()[:12]}"
+    for path in sorted(shipped.rglob("*")):
+        if path.is_file() and "node_modules" not in path.relative_to(shipped).parts:
+            digest.update(path.relative_to(shipped).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
 
 
 OVER, WRONG, IMMORTAL = Flaw.OVER_ADMISSION, Flaw.WRONGFUL_REJECTION, Flaw.IMMORTAL_KEY

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import heapq
 import itertools
-import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -40,9 +39,9 @@ from typing import Any
 from ratelimit_harness.harness.explorer.actions import Action, Advance, Crash, Step, Through
 from ratelimit_harness.harness.explorer.keys import touched
 from ratelimit_harness.harness.explorer.run import Run, RunResult
+from ratelimit_harness.harness.explorer.schedules import HAIR, Space
 from ratelimit_harness.limiters import Policy
 
-HAIR = 0.01  # seconds either side of an instant that matters (as schedules.HAIR)
 # commands that change nothing: two of them on the same key commute
 READS = frozenset(
     {
@@ -388,21 +387,13 @@ def _go(run: Run, bound: Bound, tally: _Tally, n: int) -> _Choice:
 def instants(run: Run, policy: Policy) -> list[float]:
     """How far time may move from now, to the millisecond: a hair either side of the next
     window edge, each key's deadline and a bucket's refill; and far past all of them."""
-    now, period = run.time.now, _period(policy)
-    edge = (math.floor(now / period + 1e-9) + 1) * period - now
-    marks = [period if policy.anchor == "first" else edge]
+    now = run.time.now
+    marks = [Space.edge(policy, now)]
     if policy.rate:
         marks.append(1 / policy.rate)  # a token back
     marks += [ttl for ttl in run.keyspace.ours(run.expiry.snapshot(now)).values() if ttl > 0]
     near = {round(mark + hair, 3) for mark in marks for hair in (-HAIR, 0.0, HAIR)}
-    return sorted(s for s in near | {round(3 * period, 3)} if s > 0)
-
-
-def _period(policy: Policy) -> float:
-    if policy.window is not None:
-        return policy.window
-    assert policy.rate is not None
-    return (policy.capacity or 1) / policy.rate
+    return sorted(s for s in near | {round(3 * Space.period(policy), 3)} if s > 0)
 
 
 def _commute(a: _Choice, b: _Choice) -> bool:

@@ -61,7 +61,6 @@ BOUNDED_MOST = 400
 class Exploration:
     setup: Setup
     examples: int = 0  # schedules judged in all, the bounded stage's included
-    swept: int = 0  # schedules of the bounded stage
     coverage: bounded.Coverage | None = None  # what the bounded stage explored
     shrink_runs: int = 0  # schedules run while shrinking the find
     examples_to_find: int = 0  # schedules run until the first find
@@ -89,10 +88,15 @@ class Exploration:
         return self.verdict.kinds if self.verdict else set()
 
     @property
+    def bounded_runs(self) -> int:
+        """Schedules of the bounded stage, of ``examples``."""
+        return self.coverage.schedules if self.coverage else 0
+
+    @property
     def covered(self) -> str:
         """What the search explored, in words: the bound it proved (or how far it got), then
         what it only sampled."""
-        sampled = f"then {self.examples - self.swept} random schedules"
+        sampled = f"then {self.examples - self.bounded_runs} random schedules"
         if self.coverage is None:
             return sampled
         return f"{self.coverage.describe()}; {sampled}"
@@ -155,7 +159,6 @@ class _Judge:
         result.decisions += outcome.decisions
         result.errors += len(outcome.errors)
         result.first_error = result.first_error or next(iter(outcome.errors), "")
-        result.swept += stage == "bounded"
         if outcome.unseen is not None:
             result.unseen += outcome.unseen.commands
             result.first_unseen = result.first_unseen or outcome.unseen.first
@@ -307,17 +310,13 @@ def _bounded(setup: Setup, admin: redis.Redis, space: Space, judge: _Judge, budg
     what is wanted."""
     bound = bounded.bound_for(setup.policy, setup.instances, space.nemeses)
     bound = replace(bound, identities=space.identities[:1])
-    found = False
-
-    def fails(outcome: RunResult) -> bool:
-        nonlocal found
-        found = judge(outcome, "bounded")
-        return found
-
-    stream = _stream(setup, bound)
-    run_from = lambda: Run(setup, admin)  # noqa: E731
-    judge.result.coverage = stream.read(run_from, fails, min(budget, BOUNDED_MOST))
-    return found
+    coverage = _stream(setup, bound).read(
+        lambda: Run(setup, admin),
+        lambda outcome: judge(outcome, "bounded"),
+        min(budget, BOUNDED_MOST),
+    )
+    judge.result.coverage = coverage
+    return coverage.found
 
 
 _STREAMS: OrderedDict[tuple[Setup, bounded.Bound], bounded.Schedules] = OrderedDict()

@@ -46,15 +46,18 @@ class Space:
         assert policy.rate is not None
         return (policy.capacity or 1) / policy.rate
 
+    @staticmethod
+    def edge(policy: Policy, now: float) -> float:
+        """Seconds from ``now`` to the next window boundary. A window started by an admission
+        (``anchor=first``) ends a window after it: the boundary is a window from now, which a
+        window started now, or a hair ago and a hair less, ends at."""
+        w = Space.period(policy)
+        return w if policy.anchor == "first" else (math.floor(now / w + 1e-9) + 1) * w - now
+
     def advances(self, policy: Policy, now: float) -> list[float]:
         """A hair; to just before, at and just after the next window boundary (the instants
-        where windows, TTLs and refills turn); three windows (long idle). A window started by
-        an admission (``anchor=first``) ends a window after it: the boundary is a window from
-        now, which a window started now, or a hair ago and a hair less, ends at."""
-        w = self.period(policy)
-        boundary = (math.floor(now / w + 1e-9) + 1) * w - now
-        if policy.anchor == "first":
-            boundary = w
+        where windows, TTLs and refills turn); three windows (long idle)."""
+        w, boundary = self.period(policy), self.edge(policy, now)
         near = [boundary - HAIR, boundary, boundary + HAIR] if boundary > HAIR else [boundary]
         return [HAIR, *near, 3 * w]
 

@@ -231,7 +231,7 @@ class FaultProxy:
     def _ask(self, line: str) -> list[str]:
         """Send one line to the proxy's process and return the words of its "ok" answer."""
         if self._closed or self._process.stdin is None:
-            raise FaultProxyFailed("the fault proxy is closed")
+            raise FaultProxyError("the fault proxy is closed")  # the caller's slip
         try:
             self._process.stdin.write(f"{line}\n".encode())
         except OSError:

@@ -18,6 +18,7 @@ import sys
 import threading
 from pathlib import Path
 
+from ratelimit_harness.cache import user_cache
 from ratelimit_harness.harness.provision.base import Unavailable
 
 SOURCE = Path(__file__).with_name("hide_cpuinfo.c")
@@ -37,10 +38,7 @@ def library() -> Path:
 def target() -> Path:
     """Where the library is built: beside its source where that folder can be written (a
     checkout, a virtual environment), else in the user's cache."""
-    if os.access(BUILT.parent, os.W_OK):
-        return BUILT
-    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    return cache / "ratelimit-harness" / BUILT.name
+    return BUILT if os.access(BUILT.parent, os.W_OK) else user_cache() / BUILT.name
 
 
 def build(source: Path, target: Path, compiler: str) -> None:

@@ -104,7 +104,7 @@ def test_a_one_script_limiter_is_proved_clean_within_a_bound(redis_server: Redis
     # at the search's budget the default bound is only partly explored, and says how far
     found = explore(script, max_examples=60, seed=1)
     assert found.coverage is not None
-    assert found.coverage.schedules == found.swept == 60
+    assert found.coverage.schedules == found.bounded_runs == 60
     assert not found.coverage.complete
     assert "every schedule with at most 0 of these in all" in found.covered
 

@@ -61,7 +61,7 @@ def test_a_find_of_the_bounded_stage_that_does_not_show_again_is_unconfirmed(
     assert verdict.kinds == {"over-admission"}
     assert [op.outcome for op in outcome.history].count(Outcome.ALLOWED) >= 2  # kept, with trace
     assert any(line.what.startswith("EVALSHA") for line in outcome.trace)
-    assert found.examples == found.swept + 30  # and the search went on to its end
+    assert found.examples == found.bounded_runs + 30  # and the search went on to its end
 
 
 @pytest.mark.usefixtures("armed")

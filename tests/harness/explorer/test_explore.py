@@ -36,9 +36,9 @@ def test_finds_and_shrinks_the_get_set_race_and_the_trace_replays(
 def test_a_correct_limiter_is_not_accused(redis_server: RedisServer) -> None:
     found = explore(Setup("fixed-window-lua", FIXED, 2, redis_server.url), max_examples=90, seed=5)
     assert found.found is None
-    assert found.examples - found.swept == 90
+    assert found.examples - found.bounded_runs == 90
     assert found.coverage is not None
-    assert found.swept == found.coverage.schedules <= 90
+    assert found.bounded_runs == found.coverage.schedules <= 90
 
 
 def test_a_limiter_that_retries_is_not_accused_across_schedules(redis_server: RedisServer) -> None:
