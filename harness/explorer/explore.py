@@ -22,6 +22,7 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import redis
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
@@ -48,8 +49,9 @@ from ratelimit_harness.harness.explorer.schedules import (
 # something outside the schedule (a thread descheduled while Redis counted a TTL down in real
 # time, say) and is reported as unconfirmed, not shrunk, and the search goes on.
 CONFIRM = 3
-# a fault is needed when a search without it, of NEED_SHARE of the budget but at most
-# NEED_MOST schedules, does not show the flaw (most flaws with no fault need fewer than 50)
+# a fault is needed when a search without it does not show the flaw: the bounded stage in full,
+# then random schedules, a NEED_SHARE-th of the budget but at most NEED_MOST (most flaws with no
+# fault that the bounded stage misses are drawn within 50)
 NEED_SHARE, NEED_MOST = 3, 60
 UNCONFIRMED_KEPT = 3  # unconfirmed finds kept for the report (the rest are only counted)
 # the most schedules the bounded stage judges for one search (one for a flaw hard to reach may
@@ -209,30 +211,37 @@ def explore(
     seed: int | None = None,
     on_example: Callable[[Exploration], None] = lambda _: None,
 ) -> Exploration:
-    """The sweep (on the first identity), then Hypothesis, each of whose schedules draws what
-    it may use (``draw_swarm``): one in eight has none of the faults, for races between round
-    trips that need more than one preemption.
+    """The bounded stage (``bounded``), then Hypothesis, each of whose schedules draws what it
+    may use (``draw_swarm``): one in eight has none of the faults, for races between round trips
+    that need more than one preemption.
 
-    A find's faults are then put to the test, one at a time: a shorter search without that
-    fault (see ``NEED_SHARE``) that shows the same flaw takes its place (with fewer
-    faults); one that finds nothing leaves the fault among those the flaw needs."""
+    Then the faults a find holds are put to the test, smallest first. A search with no fault
+    at all comes first: it reads the bounded stage's schedules again, as many as the find's
+    search could (those with a fault are not judged; the search for the next kind of flaw
+    reads them anyway), then fewer random schedules (see ``NEED_SHARE``). If it finds
+    nothing, each fault of the find is left out in turn, in shorter searches. A search that
+    shows the same flaw takes the find's place, with fewer faults; one that finds nothing
+    leaves the fault among those the flaw needs."""
     space = space or Space()
     result = _explore(
         setup, wanted, space, max_examples=max_examples, seed=seed, on_example=on_example
     )
-    tested: set[str] = set()
-    while result.found is not None and result.verdict is not None:
-        untested = sorted(result.faults - tested)
-        if not untested:
+    every = frozenset(space.nemeses)
+    spared: frozenset[str] = frozenset()  # faults the flaw was shown without
+    tried: set[frozenset[str]] = set()
+    few = max(1, min(max_examples // NEED_SHARE, NEED_MOST))
+    while result.found is not None and result.verdict is not None and result.faults:
+        untried = [w for w in _removals(result.faults, every, spared) if w not in tried]
+        if not untried:
             break
-        fault, kinds = untested[0], result.kinds
-        tested.add(fault)
-        narrower = replace(space, nemeses=tuple(n for n in space.nemeses if n != fault))
+        without, kinds = untried[0], result.kinds
+        tried.add(without)
         again = _explore(
             setup,
             _same_flaw(wanted, kinds),
-            narrower,
-            max_examples=max(1, min(max_examples // NEED_SHARE, NEED_MOST)),
+            replace(space, nemeses=tuple(n for n in space.nemeses if n not in without)),
+            max_examples=few,
+            **_bounded_like(space, max_examples) if without == every else {"bounded_most": few},
             seed=seed,
             on_example=on_example,
         )
@@ -240,9 +249,24 @@ def explore(
         result.seconds += again.seconds
         result.unseen += again.unseen
         if again.found is not None:  # the trace shown is this one: so is how it was found
+            spared = without
             result.found, result.verdict = again.found, again.verdict
             result.stage, result.first_steps = again.stage, again.first_steps
     return result
+
+
+def _removals(
+    faults: frozenset[str], every: frozenset[str], spared: frozenset[str]
+) -> list[frozenset[str]]:
+    """What to try a find without, smallest first: every fault (the flaw needs none); then
+    each fault it holds, beside those the flaw was shown without."""
+    return [every, *(spared | {fault} for fault in sorted(faults))]
+
+
+def _bounded_like(space: Space, max_examples: int) -> dict[str, Any]:
+    """What makes a search read the bounded stage's schedules as a search of ``space`` and
+    ``max_examples`` does."""
+    return {"bounded_by": space, "bounded_most": min(max_examples, BOUNDED_MOST)}
 
 
 def explore_every_kind(
@@ -288,14 +312,21 @@ def _explore(
     max_examples: int,
     seed: int | None,
     on_example: Callable[[Exploration], None],
+    bounded_most: int | None = None,
+    bounded_by: Space | None = None,
 ) -> Exploration:
+    """One search: the bounded stage, of ``bounded_most`` schedules at most (``max_examples``
+    and ``BOUNDED_MOST``, the lesser, if not given), within the bound of ``bounded_by`` (if
+    not ``space``); then, if it found nothing, ``max_examples`` random ones. A schedule with a
+    fault ``space`` does not allow is never a find."""
     result = Exploration(setup)
     admin = redis.Redis.from_url(setup.url)
     allowed = frozenset(space.nemeses)
     judge = _Judge(result, wanted, on_example, time.perf_counter(), admin, allowed)
     try:
         with scheduled():
-            if not _bounded(setup, admin, space, judge, max_examples):
+            most = min(max_examples, BOUNDED_MOST) if bounded_most is None else bounded_most
+            if not _bounded(setup, admin, bounded_by or space, judge, most):
                 _search(admin, judge, space, max_examples=max_examples, seed=seed)
             if result.found is not None:
                 _minimize(admin, judge)
@@ -306,14 +337,14 @@ def _explore(
 
 
 def _bounded(setup: Setup, admin: redis.Redis, space: Space, judge: _Judge, budget: int) -> bool:
-    """The bounded stage (``bounded``), within ``BOUNDED_MOST`` schedules: whether it found
-    what is wanted."""
+    """The bounded stage (``bounded``), within ``budget`` schedules: whether it found what is
+    wanted."""
     bound = bounded.bound_for(setup.policy, setup.instances, space.nemeses)
     bound = replace(bound, identities=space.identities[:1])
     coverage = _stream(setup, bound).read(
         lambda: Run(setup, admin),
         lambda outcome: judge(outcome, "bounded"),
-        min(budget, BOUNDED_MOST),
+        budget,
     )
     judge.result.coverage = coverage
     return coverage.found

@@ -3,11 +3,14 @@ that only reorder commuting steps; its coverage said in words."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from pathlib import Path
 from unittest import mock
 
 import pytest
 import redis
 
+from ratelimit_harness.harness.checkers import Verdict
 from ratelimit_harness.harness.explorer import bounded
 from ratelimit_harness.harness.explorer import explore as explore_module
 from ratelimit_harness.harness.explorer.actions import Advance, Through
@@ -16,6 +19,7 @@ from ratelimit_harness.harness.explorer.run import Run, RunResult, Setup, schedu
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.limiters import Policy
 from tests.harness.explorer.schedules import setup
+from tests.limiters.js_programs import require_programs
 
 FIXED, SLIDING = "fixed-window:limit=1,window=10", "sliding-window:limit=1,window=10"
 COUNTER, BUCKET = "sliding-counter:limit=1,window=10", "token-bucket:capacity=1,rate=0.1"
@@ -166,30 +170,49 @@ def _admin(server: RedisServer) -> redis.Redis:
 
 
 SHAPES = "tests.limiters.shapes"
+PROGRAMS = Path(__file__).resolve().parents[2] / "limiters" / "programs" / "shapes"
+CAS = "fixed-window:limit=10,window=10,anchor=first"
 SHAPE_FLAWS = [
     # EXISTS, then INCRBY in a second round trip: the key's deadline passes in between
-    (f"{SHAPES}:exists_then_incrby", FIRST, "immortal-key", {"stall"}),
+    ("exists_then_incrby", FIRST, "immortal-key", {"stall"}),
     # a window kept by a marker key: B spends the budget while A holds a stale read
-    (f"{SHAPES}:marker_window", FIRST, "over-admission", set()),
+    ("marker_window", FIRST, "over-admission", set()),
+    # and A deletes B's window between B's SET NX EX and its INCR (a stall shows it sooner)
+    ("marker_window", FIRST, "immortal-key", set()),
     # compare-and-set with one retry: A preempted twice, B's requests in between, at 2 of 10
-    (
-        f"{SHAPES}:compare_and_set",
-        "fixed-window:limit=10,window=10,anchor=first",
-        "wrongful-rejection",
-        set(),
-    ),
+    ("compare_and_set", CAS, "wrongful-rejection", set()),
 ]
 
 
 @pytest.mark.integration
-@pytest.mark.parametrize(("limiter", "spec", "flaw", "needs"), SHAPE_FLAWS)
+@pytest.mark.parametrize(("shape", "spec", "flaw", "needs"), SHAPE_FLAWS)
 def test_shapes_of_released_code_are_caught_with_what_they_need(
-    redis_server: RedisServer, limiter: str, spec: str, flaw: str, needs: set[str]
+    virtual_server: RedisServer, shape: str, spec: str, flaw: str, needs: set[str]
 ) -> None:
     for seed in (1, 2, None):
         explore_module._STREAMS.clear()  # run each schedule again, not read from the stream
         found = explore(
-            setup(redis_server.url, limiter, spec), wanted=lambda v: flaw in v.kinds, seed=seed
+            _on(virtual_server, f"{SHAPES}:{shape}", spec), wanted=_kind(flaw), seed=seed
         )
         assert found.stage == "bounded", seed
         assert found.faults == needs, seed
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize(("shape", "spec", "flaw", "needs"), SHAPE_FLAWS)
+def test_shapes_on_the_line_protocol_are_caught_as_their_python_twins(
+    virtual_server: RedisServer, shape: str, spec: str, flaw: str, needs: set[str]
+) -> None:
+    require_programs()
+    program = f"exec:node {PROGRAMS / shape.replace('_', '-')}.js"
+    found = explore(_on(virtual_server, program, spec), wanted=_kind(flaw))
+    assert found.stage == "bounded"
+    assert found.faults == needs
+
+
+def _on(server: RedisServer, limiter: str, spec: str) -> Setup:
+    return Setup(limiter, Policy.parse(spec), 2, server.url, clock_file=server.clock_file)
+
+
+def _kind(flaw: str) -> Callable[[Verdict], bool]:
+    return lambda verdict: flaw in verdict.kinds
