@@ -344,7 +344,12 @@ def add_search_options(command: argparse.ArgumentParser) -> None:
         help="quick: 300 schedules a search; thorough: 1000 (the bounded stage's at most 400) "
         "(default: quick)",
     )
-    command.add_argument("--seed", type=int, help="Hypothesis seed, for a reproducible search")
+    command.add_argument(
+        "--seed",
+        type=int,
+        help="the random stage's seed; without it, one derived from the limiter, the policy and "
+        "the faults, so the same command gives the same verdict on every run",
+    )
     command.add_argument("--json", dest="json_out", help="also write the result as JSON here")
 
 

@@ -75,7 +75,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="schedules per search: quick (300) or thorough (1000); a search for one flaw "
         "may draw ten times as many, as race-test's do",
     )
-    group.addoption("--race-seed", type=int, help="Hypothesis seed, for a reproducible search")
+    group.addoption(
+        "--race-seed",
+        type=int,
+        help="the random stage's seed (without it, each race derives one from its limiter, "
+        "policy and faults)",
+    )
 
 
 @pytest.fixture(scope="session")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import threading
 import time
+import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
@@ -43,6 +44,7 @@ from ratelimit_harness.harness.explorer.schedules import (
     draw_opening,
     draw_swarm,
 )
+from ratelimit_harness.limiters import name_of
 
 # A find is re-run this many times before it counts: each must show it again. The schedule is
 # data and every clock virtual, so a true find always does; one that does not came from
@@ -79,6 +81,7 @@ class Exploration:
     unconfirmed_count: int = 0  # finds that did not show again when re-run
     unconfirmed: list[tuple[RunResult, Verdict]] = field(default_factory=list)  # the first few
     search_ended: str = ""  # why Hypothesis ended the search early, if it did
+    seed: int | None = None  # the random stage's, once it ran (see derived_seed)
     # commands that reached the server by clients the explorer cannot see, over every schedule
     # run (counted only where ``setup.count_unseen``; see unseen), and the first few of them
     unseen: int = 0
@@ -98,7 +101,8 @@ class Exploration:
     def covered(self) -> str:
         """What the search explored, in words: the bound it proved (or how far it got), then
         what it only sampled."""
-        sampled = f"then {self.examples - self.bounded_runs} random schedules"
+        drawn = self.examples - self.bounded_runs
+        sampled = f"then {drawn} random schedules" + (f" (seed {self.seed})" if drawn else "")
         if self.coverage is None:
             return sampled
         return f"{self.coverage.describe()}; {sampled}"
@@ -417,8 +421,8 @@ def _search(
         if found:
             raise _Stop
 
-    if seed is not None:
-        search = fixed_seed(seed)(search)
+    judge.result.seed = seed if seed is not None else derived_seed(setup, space)
+    search = fixed_seed(judge.result.seed)(search)
     try:
         search()
     except _Stop as stop:
@@ -426,6 +430,14 @@ def _search(
             raise stop.error from None
     except Flaky as error:  # never out of a race: the search ends, and says why
         judge.result.search_ended = described(error)
+
+
+def derived_seed(setup: Setup, space: Space) -> int:
+    """The random stage's seed where none is given: one for each limiter, policy, number of
+    instances and space, so the same command draws the same schedules, and gives the same
+    verdict, on every run. Another seed draws others."""
+    said = f"{name_of(setup.limiter)} {setup.judge} {setup.instances} {space}"
+    return zlib.crc32(said.encode())
 
 
 def _drawn(setup: Setup, admin: redis.Redis, space: Space, data: st.DataObject) -> RunResult:

@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from ratelimit_harness.harness.explorer.explore import explore
+from ratelimit_harness.harness.explorer.explore import derived_seed, explore
 from ratelimit_harness.harness.explorer.run import Setup
 from ratelimit_harness.harness.explorer.schedules import Space
 from ratelimit_harness.harness.explorer.stress import stress
@@ -67,3 +67,16 @@ def test_naive_stress_is_judged_by_the_same_checkers(redis_server: RedisServer) 
     assert in_memory.kinds == {"over-admission"}
     leaky = Policy.parse("leaky-bucket:rate=20,capacity=2")
     assert stress(Setup("leaky-bucket", leaky, 2, redis_server.url), seconds=0.3).valid
+
+
+def test_unseeded_the_same_search_draws_the_same_schedules(redis_server: RedisServer) -> None:
+    """Without a seed, the random stage's is derived from the setup: the same command gives
+    the same verdict on every run, and another policy draws other schedules."""
+    setup = Setup("fixed-window-lua", FIXED, 2, redis_server.url)
+    first, second = (explore(setup, max_examples=25) for _ in range(2))
+    assert first.seed is not None
+    assert first.seed == second.seed
+    assert first.decisions == second.decisions
+    assert f"then 25 random schedules (seed {first.seed})" in first.covered
+    other = Setup("fixed-window-lua", Policy.parse("fixed-window:limit=2,window=10"), 2, "")
+    assert derived_seed(other, Space()) != derived_seed(setup, Space())
