@@ -23,7 +23,6 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
 
 import redis
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
@@ -51,9 +50,9 @@ from ratelimit_harness.limiters import name_of
 # something outside the schedule (a thread descheduled while Redis counted a TTL down in real
 # time, say) and is reported as unconfirmed, not shrunk, and the search goes on.
 CONFIRM = 3
-# a fault is needed when a search without it does not show the flaw: the bounded stage in full,
-# then random schedules, a NEED_SHARE-th of the budget but at most NEED_MOST (most flaws with no
-# fault that the bounded stage misses are drawn within 50)
+# a fault is needed when no search without it shows the flaw (see explore): each draws a
+# NEED_SHARE-th of the budget at random, at most NEED_MOST schedules (most flaws with no fault
+# that the bounded stage misses are drawn within 50)
 NEED_SHARE, NEED_MOST = 3, 60
 UNCONFIRMED_KEPT = 3  # unconfirmed finds kept for the report (the rest are only counted)
 # the most schedules the bounded stage judges for one search (one for a flaw hard to reach may
@@ -220,12 +219,11 @@ def explore(
     that need more than one preemption.
 
     Then the faults a find holds are put to the test, smallest first. A search with no fault
-    at all comes first: it reads the bounded stage's schedules again, as many as the find's
-    search could (those with a fault are not judged; the search for the next kind of flaw
-    reads them anyway), then fewer random schedules (see ``NEED_SHARE``). If it finds
-    nothing, each fault of the find is left out in turn, in shorter searches. A search that
-    shows the same flaw takes the find's place, with fewer faults; one that finds nothing
-    leaves the fault among those the flaw needs."""
+    at all comes first: half the bounded stage's schedules, within its bound with no fault
+    (a small one). If it finds nothing, each fault of the find is left out in turn, in shorter
+    searches (``NEED_SHARE``). A find with fewer faults takes the find's place (one with as
+    many, but others, does not: the flaw keeps the faults that showed it first). A fault none
+    of them could do without is one the flaw needs."""
     space = space or Space()
     result = _explore(
         setup, wanted, space, max_examples=max_examples, seed=seed, on_example=on_example
@@ -233,7 +231,6 @@ def explore(
     every = frozenset(space.nemeses)
     spared: frozenset[str] = frozenset()  # faults the flaw was shown without
     tried: set[frozenset[str]] = set()
-    few = max(1, min(max_examples // NEED_SHARE, NEED_MOST))
     while result.found is not None and result.verdict is not None and result.faults:
         untried = [w for w in _removals(result.faults, every, spared) if w not in tried]
         if not untried:
@@ -244,19 +241,29 @@ def explore(
             setup,
             _same_flaw(wanted, kinds),
             replace(space, nemeses=tuple(n for n in space.nemeses if n not in without)),
-            max_examples=few,
-            **_bounded_like(space, max_examples) if without == every else {"bounded_most": few},
+            **_need_budget(without == every, max_examples),
             seed=seed,
             on_example=on_example,
         )
         result.examples += again.examples
         result.seconds += again.seconds
         result.unseen += again.unseen
-        if again.found is not None:  # the trace shown is this one: so is how it was found
+        if again.found is not None and len(again.faults) < len(result.faults):
+            # the trace shown is this one: so is how it was found
             spared = without
             result.found, result.verdict = again.found, again.verdict
             result.stage, result.first_steps = again.stage, again.first_steps
     return result
+
+
+def _need_budget(no_fault: bool, max_examples: int) -> dict[str, int]:
+    """The schedules of a search for what a flaw needs (see ``explore``): with no fault, half
+    the bounded stage's and no random ones (the searches that leave out one fault draw schedules
+    with none, too); else a few of each."""
+    if no_fault:
+        return {"max_examples": 0, "bounded_most": min(max_examples, BOUNDED_MOST) // 2}
+    few = max(1, min(max_examples // NEED_SHARE, NEED_MOST))
+    return {"max_examples": few, "bounded_most": few}
 
 
 def _removals(
@@ -265,12 +272,6 @@ def _removals(
     """What to try a find without, smallest first: every fault (the flaw needs none); then
     each fault it holds, beside those the flaw was shown without."""
     return [every, *(spared | {fault} for fault in sorted(faults))]
-
-
-def _bounded_like(space: Space, max_examples: int) -> dict[str, Any]:
-    """What makes a search read the bounded stage's schedules as a search of ``space`` and
-    ``max_examples`` does."""
-    return {"bounded_by": space, "bounded_most": min(max_examples, BOUNDED_MOST)}
 
 
 def explore_every_kind(
@@ -317,12 +318,10 @@ def _explore(
     seed: int | None,
     on_example: Callable[[Exploration], None],
     bounded_most: int | None = None,
-    bounded_by: Space | None = None,
 ) -> Exploration:
     """One search: the bounded stage, of ``bounded_most`` schedules at most (``max_examples``
-    and ``BOUNDED_MOST``, the lesser, if not given), within the bound of ``bounded_by`` (if
-    not ``space``); then, if it found nothing, ``max_examples`` random ones. A schedule with a
-    fault ``space`` does not allow is never a find."""
+    and ``BOUNDED_MOST``, the lesser, if not given); then, if it found nothing,
+    ``max_examples`` random ones (none: no random stage)."""
     result = Exploration(setup)
     admin = redis.Redis.from_url(setup.url)
     allowed = frozenset(space.nemeses)
@@ -330,7 +329,7 @@ def _explore(
     try:
         with scheduled():
             most = min(max_examples, BOUNDED_MOST) if bounded_most is None else bounded_most
-            if not _bounded(setup, admin, bounded_by or space, judge, most):
+            if not _bounded(setup, admin, space, judge, most) and max_examples:
                 _search(admin, judge, space, max_examples=max_examples, seed=seed)
             if result.found is not None:
                 _minimize(admin, judge)
