@@ -259,13 +259,15 @@ class Schedules:
     it from the start, each judging by its own aim (a search for each kind of flaw, say): what
     one ran, the next reads again without running it."""
 
-    def __init__(self, policy: Policy, bound: Bound) -> None:
+    def __init__(self, policy: Policy, bound: Bound, after: Sequence[Action] | None = None) -> None:
+        """``after``: a schedule to go on from (a find, whose consequences are sought), in
+        place of the warm starts; the bound counts what follows it."""
         self.bound = bound
         self._search = _Search(policy, bound, Coverage(bound))
         self._ran: list[tuple[RunResult, int, int]] = []  # outcome, cost done, skipped so far
         start = _Tally(started=(0,) * bound.instances)
-        for warm in bound.warm:
-            opening = tuple(Through(0, bound.identities[0]) for _ in range(warm))
+        warm = (tuple(Through(0, bound.identities[0]) for _ in range(n)) for n in bound.warm)
+        for opening in [tuple(after)] if after is not None else warm:
             self._search.queue(opening, start, frozenset())
 
     def read(

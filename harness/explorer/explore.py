@@ -21,7 +21,7 @@ import threading
 import time
 import zlib
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 
 import redis
@@ -72,7 +72,7 @@ class Exploration:
     found: RunResult | None = None  # the shortest failing run, after shrinking
     verdict: Verdict | None = None
     first_steps: int = 0  # actions in the first failing schedule, before shrinking
-    stage: str = ""  # which stage found it: sweep or search
+    stage: str = ""  # which stage found it: bounded or search
     decisions: int = 0  # checks that answered a decision, over every schedule run
     errors: int = 0  # checks that raised or answered what is not a decision
     first_error: str = ""  # the first of those, in one line
@@ -81,6 +81,7 @@ class Exploration:
     unconfirmed: list[tuple[RunResult, Verdict]] = field(default_factory=list)  # the first few
     search_ended: str = ""  # why Hypothesis ended the search early, if it did
     seed: int | None = None  # the random stage's, once it ran (see derived_seed)
+    after_runs: int = 0  # schedules run on from an earlier find (see explore_every_kind)
     # commands that reached the server by clients the explorer cannot see, over every schedule
     # run (counted only where ``setup.count_unseen``; see unseen), and the first few of them
     unseen: int = 0
@@ -100,8 +101,10 @@ class Exploration:
     def covered(self) -> str:
         """What the search explored, in words: the bound it proved (or how far it got), then
         what it only sampled."""
-        drawn = self.examples - self.bounded_runs
+        drawn = self.examples - self.bounded_runs - self.after_runs
         sampled = f"then {drawn} random schedules" + (f" (seed {self.seed})" if drawn else "")
+        if self.after_runs:
+            sampled = f"{self.after_runs} schedules on from the last find; {sampled}"
         if self.coverage is None:
             return sampled
         return f"{self.coverage.describe()}; {sampled}"
@@ -213,10 +216,13 @@ def explore(
     max_examples: int = 300,
     seed: int | None = None,
     on_example: Callable[[Exploration], None] = lambda _: None,
+    after: Sequence[Action] | None = None,
 ) -> Exploration:
     """The bounded stage (``bounded``), then Hypothesis, each of whose schedules draws what it
     may use (``draw_swarm``): one in eight has none of the faults, for races between round trips
-    that need more than one preemption.
+    that need more than one preemption. Given ``after`` (an earlier find), the bounded stage
+    first goes on from it, for a few schedules (``NEED_MOST``): one flaw leads to the next (a
+    key left with no TTL refuses for good once its window is past).
 
     Then the faults a find holds are put to the test, smallest first. A search with no fault
     at all comes first: half the bounded stage's schedules, within its bound with no fault
@@ -226,7 +232,13 @@ def explore(
     of them could do without is one the flaw needs."""
     space = space or Space()
     result = _explore(
-        setup, wanted, space, max_examples=max_examples, seed=seed, on_example=on_example
+        setup,
+        wanted,
+        space,
+        max_examples=max_examples,
+        seed=seed,
+        on_example=on_example,
+        after=after,
     )
     every = frozenset(space.nemeses)
     spared: frozenset[str] = frozenset()  # faults the flaw was shown without
@@ -237,11 +249,13 @@ def explore(
             break
         without, kinds = untried[0], result.kinds
         tried.add(without)
+        few, most = _need_budget(without == every, max_examples)
         again = _explore(
             setup,
             _same_flaw(wanted, kinds),
             replace(space, nemeses=tuple(n for n in space.nemeses if n not in without)),
-            **_need_budget(without == every, max_examples),
+            max_examples=few,
+            bounded_most=most,
             seed=seed,
             on_example=on_example,
         )
@@ -256,14 +270,14 @@ def explore(
     return result
 
 
-def _need_budget(no_fault: bool, max_examples: int) -> dict[str, int]:
-    """The schedules of a search for what a flaw needs (see ``explore``): with no fault, half
-    the bounded stage's and no random ones (the searches that leave out one fault draw schedules
-    with none, too); else a few of each."""
+def _need_budget(no_fault: bool, max_examples: int) -> tuple[int, int]:
+    """The schedules of a search for what a flaw needs (see ``explore``), random and bounded:
+    with no fault, none at random and half the bounded stage's (the searches that leave out
+    one fault draw schedules with none, too); else a few of each."""
     if no_fault:
-        return {"max_examples": 0, "bounded_most": min(max_examples, BOUNDED_MOST) // 2}
+        return 0, min(max_examples, BOUNDED_MOST) // 2
     few = max(1, min(max_examples // NEED_SHARE, NEED_MOST))
-    return {"max_examples": few, "bounded_most": few}
+    return few, few
 
 
 def _removals(
@@ -283,11 +297,13 @@ def explore_every_kind(
     on_example: Callable[[Exploration], None] = lambda _: None,
 ) -> list[Exploration]:
     """``explore`` again and again, each time for a kind of violation not found yet, until a
-    search finds nothing new: one shortest schedule per flaw. The last search found nothing
-    (it is there for its figures), unless every kind was found."""
+    search finds nothing new: one shortest schedule per flaw. Each search first goes on from
+    the last find. The last search found nothing (it is there for its figures), unless every
+    kind was found."""
     searches: list[Exploration] = []
     seen: set[str] = set()
-    while not searches or searches[-1].found is not None:
+    last: RunResult | None = None
+    while True:
         found = explore(
             setup,
             wanted=_new_kind(frozenset(seen)),
@@ -295,10 +311,13 @@ def explore_every_kind(
             max_examples=max_examples,
             seed=seed,
             on_example=on_example,
+            after=last.actions if last else None,
         )
         searches.append(found)
         seen |= found.kinds  # each find has a kind not seen before: the loop ends
-    return searches
+        if found.found is None:
+            return searches
+        last = found.found
 
 
 def _new_kind(seen: frozenset[str]) -> Callable[[Verdict], bool]:
@@ -318,10 +337,11 @@ def _explore(
     seed: int | None,
     on_example: Callable[[Exploration], None],
     bounded_most: int | None = None,
+    after: Sequence[Action] | None = None,
 ) -> Exploration:
     """One search: the bounded stage, of ``bounded_most`` schedules at most (``max_examples``
-    and ``BOUNDED_MOST``, the lesser, if not given); then, if it found nothing,
-    ``max_examples`` random ones (none: no random stage)."""
+    and ``BOUNDED_MOST``, the lesser, if not given), first on from ``after`` if given; then,
+    if it found nothing, ``max_examples`` random ones (none: no random stage)."""
     result = Exploration(setup)
     admin = redis.Redis.from_url(setup.url)
     allowed = frozenset(space.nemeses)
@@ -329,7 +349,8 @@ def _explore(
     try:
         with scheduled():
             most = min(max_examples, BOUNDED_MOST) if bounded_most is None else bounded_most
-            if not _bounded(setup, admin, space, judge, most) and max_examples:
+            found = after is not None and _bounded_after(setup, admin, space, judge, after)
+            if not found and not _bounded(setup, admin, space, judge, most) and max_examples:
                 _search(admin, judge, space, max_examples=max_examples, seed=seed)
             if result.found is not None:
                 _minimize(admin, judge)
@@ -342,15 +363,31 @@ def _explore(
 def _bounded(setup: Setup, admin: redis.Redis, space: Space, judge: _Judge, budget: int) -> bool:
     """The bounded stage (``bounded``), within ``budget`` schedules: whether it found what is
     wanted."""
-    bound = bounded.bound_for(setup.policy, setup.instances, space.nemeses)
-    bound = replace(bound, identities=space.identities[:1])
-    coverage = _stream(setup, bound).read(
+    coverage = _stream(setup, _bound(setup, space)).read(
         lambda: Run(setup, admin),
         lambda outcome: judge(outcome, "bounded"),
         budget,
     )
     judge.result.coverage = coverage
     return coverage.found
+
+
+def _bounded_after(
+    setup: Setup, admin: redis.Redis, space: Space, judge: _Judge, after: Sequence[Action]
+) -> bool:
+    """The bounded stage on from ``after``, within ``NEED_MOST`` schedules: whether it found
+    what is wanted."""
+    schedules = bounded.Schedules(setup.policy, _bound(setup, space), after)
+    coverage = schedules.read(
+        lambda: Run(setup, admin), lambda outcome: judge(outcome, "bounded"), NEED_MOST
+    )
+    judge.result.after_runs = coverage.schedules
+    return coverage.found
+
+
+def _bound(setup: Setup, space: Space) -> bounded.Bound:
+    bound = bounded.bound_for(setup.policy, setup.instances, space.nemeses)
+    return replace(bound, identities=space.identities[:1])
 
 
 _STREAMS: OrderedDict[tuple[Setup, bounded.Bound], bounded.Schedules] = OrderedDict()
