@@ -18,6 +18,8 @@ from ratelimit_harness.harness.provision.container import docker_client, image_n
 
 ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 30.0  # seconds: generous, but every wait in these tests ends
+# a race that searches its whole budget, each kind of flaw in turn (15-35 s on 2 busy cores)
+SEARCH_TIMEOUT = 180.0
 
 
 def unavailable(how: str, why: Unavailable) -> NoReturn:
@@ -50,7 +52,9 @@ def child_env(**extra: str) -> dict[str, str]:
     return {**env, **extra}
 
 
-def run_command(*command: str | Path, **env: str) -> subprocess.CompletedProcess[str]:
+def run_command(
+    *command: str | Path, timeout: float = TIMEOUT, **env: str
+) -> subprocess.CompletedProcess[str]:
     """``command`` run to its end in the checkout, with ``child_env(**env)``; bounded."""
     return subprocess.run(
         command,
@@ -58,7 +62,7 @@ def run_command(*command: str | Path, **env: str) -> subprocess.CompletedProcess
         env=child_env(**env),
         capture_output=True,
         text=True,
-        timeout=TIMEOUT,
+        timeout=timeout,
         check=False,
     )
 

@@ -32,8 +32,8 @@ def factory(client, policy):
 """
 
 
-def harness(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return run_command(sys.executable, "-m", "ratelimit_harness", *args, **env)
+def harness(*args: str, timeout: float = TIMEOUT, **env: str) -> subprocess.CompletedProcess[str]:
+    return run_command(sys.executable, "-m", "ratelimit_harness", *args, timeout=timeout, **env)
 
 
 def table_rows(text: str) -> list[list[str]]:

@@ -87,7 +87,10 @@ def test_the_stage_finds_the_chapters_races_each_time_alike(
     for seed in (1, 2):  # the stage draws nothing: a seed changes nothing in it
         explore_module._STREAMS.clear()  # run each schedule again, not read from the stream
         found = explore(
-            setup(redis_server.url, limiter, spec), wanted=lambda v: flaw in v.kinds, seed=seed
+            setup(redis_server.url, limiter, spec),
+            wanted=lambda v: flaw in v.kinds,
+            max_examples=150,
+            seed=seed,
         )
         assert found.stage == "bounded"
         assert found.found is not None
@@ -189,13 +192,10 @@ SHAPE_FLAWS = [
 def test_shapes_of_released_code_are_caught_with_what_they_need(
     virtual_server: RedisServer, shape: str, spec: str, flaw: str, needs: set[str]
 ) -> None:
-    for seed in (1, 2, None):
-        explore_module._STREAMS.clear()  # run each schedule again, not read from the stream
-        found = explore(
-            _on(virtual_server, f"{SHAPES}:{shape}", spec), wanted=_kind(flaw), seed=seed
-        )
-        assert found.stage == "bounded", seed
-        assert found.faults == needs, seed
+    # (the same on every seed: bench/verdict_agreement.py races each on ten)
+    found = explore(_on(virtual_server, f"{SHAPES}:{shape}", spec), wanted=_kind(flaw))
+    assert found.stage == "bounded"
+    assert found.faults == needs
 
 
 @pytest.mark.integration

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.harness.support import SEARCH_TIMEOUT
 from tests.harness.test_cli import harness
 
 
@@ -22,6 +23,7 @@ def test_race_finds_saves_and_replay_reproduces(tmp_path: Path) -> None:
         str(trace),
         "--json",
         str(summary),
+        timeout=SEARCH_TIMEOUT,
     )
     assert found.returncode == 1, found.stderr
     # INCR sent, then the crash before EXPIRE: a cheap schedule of the bounded stage
@@ -67,7 +69,7 @@ def test_nemesis_chooses_the_faults_and_exit_1_is_only_for_a_flaw_under_them(
 def test_a_find_of_the_search_is_shrunk(tmp_path: Path) -> None:
     found = harness(
         "race", "--limiter", "token-bucket-client-clock", "--seed", "1", "--redis", "embedded",
-        "--trace", str(tmp_path / "trace.json"),
+        "--trace", str(tmp_path / "trace.json"), timeout=SEARCH_TIMEOUT,
     )  # fmt: skip
     assert found.returncode == 1, found.stderr
     # its clock read before a stall: the bounded stage; its clock skewed: only the search
