@@ -81,13 +81,13 @@ def test_coverage_says_what_was_proved_and_how_far_it_got() -> None:
     ],
 )
 def test_the_stage_finds_the_chapters_races_each_time_alike(
-    redis_server: RedisServer, limiter: str, spec: str, flaw: str, fault: str | None
+    virtual_server: RedisServer, limiter: str, spec: str, flaw: str, fault: str | None
 ) -> None:
     counts = set()
     for seed in (1, 2):  # the stage draws nothing: a seed changes nothing in it
         explore_module._STREAMS.clear()  # run each schedule again, not read from the stream
         found = explore(
-            setup(redis_server.url, limiter, spec),
+            _on(virtual_server, limiter, spec),
             wanted=lambda v: flaw in v.kinds,
             max_examples=150,
             seed=seed,
