@@ -58,6 +58,9 @@ UNCONFIRMED_KEPT = 3  # unconfirmed finds kept for the report (the rest are only
 # the most schedules the bounded stage judges for one search (one for a flaw hard to reach may
 # draw more at random: race-test's FLAW_BUDGET)
 BOUNDED_MOST = 400
+# the most it judges on from an earlier find (see explore_every_kind): a flaw's consequence
+# is a few steps on (exists_then_incrby's wrongful rejection: 23)
+AFTER_MOST = 60
 
 
 @dataclass
@@ -221,7 +224,7 @@ def explore(
     """The bounded stage (``bounded``), then Hypothesis, each of whose schedules draws what it
     may use (``draw_swarm``): one in eight has none of the faults, for races between round trips
     that need more than one preemption. Given ``after`` (an earlier find), the bounded stage
-    first goes on from it, for a few schedules (``NEED_MOST``): one flaw leads to the next (a
+    first goes on from it, for a few schedules (``AFTER_MOST``): one flaw leads to the next (a
     key left with no TTL refuses for good once its window is past).
 
     Then the faults a find holds are put to the test, smallest first. A search with no fault
@@ -375,11 +378,11 @@ def _bounded(setup: Setup, admin: redis.Redis, space: Space, judge: _Judge, budg
 def _bounded_after(
     setup: Setup, admin: redis.Redis, space: Space, judge: _Judge, after: Sequence[Action]
 ) -> bool:
-    """The bounded stage on from ``after``, within ``NEED_MOST`` schedules: whether it found
+    """The bounded stage on from ``after``, within ``AFTER_MOST`` schedules: whether it found
     what is wanted."""
     schedules = bounded.Schedules(setup.policy, _bound(setup, space), after)
     coverage = schedules.read(
-        lambda: Run(setup, admin), lambda outcome: judge(outcome, "bounded"), NEED_MOST
+        lambda: Run(setup, admin), lambda outcome: judge(outcome, "bounded"), AFTER_MOST
     )
     judge.result.after_runs = coverage.schedules
     return coverage.found

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -23,12 +22,9 @@ from ratelimit_harness.harness.usage import COMMANDS, TOP_CODES
 from ratelimit_harness.limiters import PolicyError
 from tests.harness.support import ROOT
 from tests.harness.support import run_command as run
+from tests.harness.test_cli import harness
 
 SCRIPT = Path(sys.executable).with_name("ratelimit-harness")
-
-
-def harness(*args: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return run(sys.executable, "-m", "ratelimit_harness", *args, **env)
 
 
 def subcommands() -> dict[str, argparse.ArgumentParser]:

@@ -14,7 +14,7 @@ from ratelimit_harness.harness.checkers import Verdict
 from ratelimit_harness.harness.explorer import bounded
 from ratelimit_harness.harness.explorer import explore as explore_module
 from ratelimit_harness.harness.explorer.actions import Advance, Through
-from ratelimit_harness.harness.explorer.explore import explore
+from ratelimit_harness.harness.explorer.explore import explore, explore_every_kind
 from ratelimit_harness.harness.explorer.run import Run, RunResult, Setup, scheduled
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.limiters import Policy
@@ -216,3 +216,19 @@ def _on(server: RedisServer, limiter: str, spec: str) -> Setup:
 
 def _kind(flaw: str) -> Callable[[Verdict], bool]:
     return lambda verdict: flaw in verdict.kinds
+
+
+@pytest.mark.integration
+def test_a_flaw_that_leads_to_another_is_followed_from_its_find(
+    virtual_server: RedisServer,
+) -> None:
+    """The key exists_then_incrby leaves with no TTL refuses once its window is past: the
+    search for a kind not found yet goes on from the immortal key, not from scratch."""
+    setup = _on(virtual_server, f"{SHAPES}:exists_then_incrby", FIRST)
+    first, second, last = explore_every_kind(setup, seed=1)
+    assert first.kinds == {"immortal-key"}
+    assert first.after_runs == 0
+    assert "wrongful-rejection" in second.kinds
+    assert second.stage == "bounded"
+    assert 0 < second.examples_to_find == second.after_runs <= explore_module.AFTER_MOST
+    assert last.found is None
