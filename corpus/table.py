@@ -340,11 +340,11 @@ NPM_ROWS = (
         "sliding-window:limit=2,window=10",
         NEMESIS_ALL,
         "at most limit calls in any duration (a sliding log of Date.now() stamps)",
-        _needs(wrongful_rejection="", collision="", over_admission="skew"),
+        _needs(wrongful_rejection="", collision="", over_admission="stall"),
         "index.js removeItems sends zrem(key, ...) with key the option, a function here, not "
         "the identity's redisKey: the refused call's stamp stays in its log and every "
         "identity's undo lands on one key (fixed in 3.0.0 on GitHub, never published to npm); "
-        "the stamps are the app's clock",
+        "the stamps are the app's clock, stale after a stall (a skew shows it too)",
         runtime="node",
     ),
 )
