@@ -8,9 +8,18 @@ it is at a point (the proxy holds its next command: ``Pending``), answers (``Fin
 ends (``Died``); waiting for one of those, bounded by ``TIMEOUT``, keeps the run serial.
 
 Its clock file holds the instance's clock (the run's virtual time plus its skew), written each
-time before the program runs, so the program reads the time the schedule says (``Date.now()``
-in Node, ``time.time()`` in Python: whatever reads the time of day through libc). A runtime
-that reads it elsewhere (Go's vDSO calls) keeps real time, and skew means nothing to it.
+time before the program runs, so the program reads the time the schedule says: the time of
+day and monotonic clocks alike, whatever reads them through libc (``Date.now()``,
+``process.hrtime()`` and ``performance.now()`` in Node; ``time.time()`` and ``time.monotonic()``
+in Python). Its timers run on that clock too: one fires only once virtual time has passed its
+due time. A runtime that reads the clock elsewhere (Go's vDSO calls) keeps real time, and skew
+means nothing to it.
+
+A monotonic clock must never go back below the instant the program booted at (Node aborts:
+``Assertion failed: (now) >= (timer_base())``), yet each run begins at the same instant and
+programs outlive runs. So a program boots at ``BOOT``, an instant far below any a run shows,
+and its clock file moves to the run's time only once the program waits for its first request
+(``waiting``): booted by then.
 
 A crash is a SIGKILL of the program while its next command is held: the command never reaches
 Redis (the proxy drops it).
@@ -76,7 +85,13 @@ from ratelimit_harness.harness.explorer.instance import (
     Stuck,
 )
 from ratelimit_harness.harness.explorer.proxy import Held, SchedulingProxy
-from ratelimit_harness.harness.provision.virtual_time import ServerClock, library, on_clock_file
+from ratelimit_harness.harness.explorer.waiting import wait_until_waiting
+from ratelimit_harness.harness.provision.virtual_time import (
+    START,
+    ServerClock,
+    library,
+    on_clock_file,
+)
 from ratelimit_harness.limiters import Policy
 from ratelimit_harness.limiters.program import Program, ProgramError, program_env
 
@@ -86,6 +101,9 @@ Log = Callable[[Any, tuple[Any, ...], Any, float], None]
 TRAILING_GRACE = 0.0002
 DRAINED = 1000  # steps a drained request may take before its program is killed instead
 SPARES = 2  # spares kept booting per pool key, once one of its programs had to start anew
+# the instant a program boots at: 20 years before runs begin, below any instant a run shows an
+# instance, whatever its skew (see the module's text)
+BOOT = START - 20 * 365 * 86400
 _started = itertools.count()  # programs started, for their clock files' names
 
 
@@ -111,10 +129,9 @@ class ProcessInstance:
         self._woken = threading.Event()
         self.proxy = SchedulingProxy(url, on_held=lambda _: self._woken.set()).start()
         self.clock_file = ServerClock(folder / f"{name}-{next(_started)}.now")
-        self._shown = clock()
-        self.clock_file.set(self._shown)
+        self._shown = BOOT
         env = program_env(self.proxy.url, policy, number)
-        env |= on_clock_file(self.clock_file.path, [library()])
+        env |= on_clock_file(self.clock_file.path, [library()], monotonic=True)
         self.stderr = folder / f"{name}.stderr"
         self._command, self._env = command, env
         try:
@@ -129,9 +146,9 @@ class ProcessInstance:
     # --- the explorer's side, as Instance's ----------------------------------------------
 
     def start(self, identity: str) -> Event:
-        self._on_time()
         if self._ended:
             self.program, self._ended = self._start(), False
+        self._on_time()
         try:
             self.program.ask(identity)
         except ProgramError as error:
@@ -191,11 +208,17 @@ class ProcessInstance:
     # ---------------------------------------------------------------------------------------
 
     def _start(self) -> Program:
+        """The program started anew, booting at ``BOOT`` (see the module's text)."""
+        self.clock_file.set(BOOT)
+        self._shown = BOOT
         return Program(self._command, self._env, stderr=self.stderr, on_output=self._woken.set)
 
     def _on_time(self) -> None:
-        """The program's clock file says the instance's time before the program runs on."""
+        """The program's clock file says the instance's time before the program runs on; the
+        first time, once it has booted (``TIMEOUT`` at most)."""
         now = self.clock()
+        if self._shown == BOOT:
+            wait_until_waiting(self.program.pid, TIMEOUT)
         if now != self._shown:
             self.clock_file.set(now)
             self._shown = now

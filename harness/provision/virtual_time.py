@@ -87,17 +87,21 @@ class ServerClock:
         fresh.replace(self.path)
 
 
-def on_clock_file(path: Path, preload: Sequence[Path]) -> dict[str, str]:
+def on_clock_file(
+    path: Path, preload: Sequence[Path], *, monotonic: bool = False
+) -> dict[str, str]:
     """What puts a process (the server, or a limiter's program) on the clock in ``path``, as
-    its environment's additions: ``preload`` (libfaketime first) and libfaketime's settings,
-    monotonic clocks left real so timers run."""
-    return {
+    its environment's additions: ``preload`` (libfaketime first) and libfaketime's settings.
+    Monotonic clocks (``CLOCK_MONOTONIC``, ``CLOCK_BOOTTIME``: Node's ``process.hrtime`` and
+    its timers) stay real, so the process' timers run, unless ``monotonic``: then they read the
+    file too, and a timer fires only once the file's time has passed its due time."""
+    env = {
         "LD_PRELOAD": ":".join(str(each) for each in preload),
         "FAKETIME_TIMESTAMP_FILE": str(path),
         "FAKETIME_NO_CACHE": "1",
-        "DONT_FAKE_MONOTONIC": "1",
         "TZ": "UTC",
     }
+    return env if monotonic else env | {"DONT_FAKE_MONOTONIC": "1"}
 
 
 def server_microseconds(client: redis.Redis) -> int:

@@ -23,19 +23,20 @@ const FIELDS = ['allowed', 'remaining', 'limit', 'reset_at', 'retry_after', 'now
 // promises: the policies the program enforces (`fixed-window`, `fixed-window:anchor=first`...);
 // wholeWindow: the window goes to EXPIRE or SET EX, which take whole seconds, so it must be one;
 // Redis: the ioredis to connect with (a program beside its own node_modules passes none; a
-// wrapper of a released library passes the ioredis that release is installed with).
+// wrapper of a released library passes the ioredis that release is installed with);
+// options: ioredis' options (`commandTimeout`, say), none by default.
 // Returns { redis, policy, key, answer }:
 //   key(identity, ...parts)  `ratelimit:{identity}:program.js:params[:part...]`: the braces are
 //                            a Cluster hash tag (an identity's keys share a slot), the program
 //                            and the policy's parameters keep limiters and policies apart
 //   answer(check)            answers stdin's identities with `await check(identity)`, a decision
 //                            `{ allowed, remaining?, ... }`, one at a time, until EOF
-function start({ promises, wholeWindow = false, Redis = require('ioredis') }) {
+function start({ promises, wholeWindow = false, Redis = require('ioredis'), options = {} }) {
   const program = path.basename(require.main.filename)
   const name = `${program}[${process.env.RATELIMIT_INSTANCE ?? '-'}]`
   const policy = policyOrExit(name, promises, wholeWindow)
   if (!process.env.REDIS_URL) refuse(name, 'REDIS_URL is not set')
-  const redis = new Redis(process.env.REDIS_URL)
+  const redis = new Redis(process.env.REDIS_URL, options)
   const key = (identity, ...parts) =>
     [PREFIX, `{${identity}}`, program, policy.params, ...parts].join(':')
   const answer = (check) => answerLines(name, redis, check)
