@@ -233,6 +233,7 @@ def add_race_command(race: argparse.ArgumentParser) -> None:
     add_search_options(race)
     race.add_argument("--trace", help="where to save the shrunk trace (default: runs/...)")
     add_unscheduled_option(race)
+    add_real_clock_option(race)
     add_redis_options(race)
     add_flush_option(race)
     race.set_defaults(run=explorer_command("race"))
@@ -360,6 +361,16 @@ def add_unscheduled_option(command: argparse.ArgumentParser) -> None:
         help="judge a limiter even though Redis ran commands of it that the explorer could not "
         "see, so never scheduled (a raw socket, an unpatched client; without this: exit 2, "
         "with their count)",
+    )
+
+
+def add_real_clock_option(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--allow-real-clock",
+        action="store_true",
+        help="judge a limiter even though it reads a clock the explorer cannot move (a Go "
+        "program; one whose decisions report a time the schedule did not show): right only if "
+        "it never decides by that clock (without this: exit 2, saying why)",
     )
 
 

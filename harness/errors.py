@@ -44,6 +44,12 @@ class Unscheduled(HarnessError):
     chose when they ran, so a verdict would not cover them (unless the user allows it)."""
 
 
+class RealClock(HarnessError):
+    """The limiter reads a clock the explorer cannot move (a Go program's, one its decisions'
+    ``now`` gave away): the schedule's time never reached it, so a verdict would not cover it
+    (unless the user allows it)."""
+
+
 class OutputError(HarnessError):
     """A file the user asked for that cannot be written (no such directory, no permission)."""
 

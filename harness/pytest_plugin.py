@@ -33,7 +33,9 @@ class RaceResult:
     (every figure of the search). Its repr is the trace, for ``assert result.clean, result``.
     ``unscheduled``: the commands Redis ran for clients the explorer cannot see (None: not
     counted, on a Redis the harness did not start); a race with any raises ``Unscheduled``
-    unless told ``allow_unscheduled=True``."""
+    unless told ``allow_unscheduled=True``. A limiter that reads a clock the explorer cannot
+    move (see ``race --allow-real-clock``) raises ``RealClock`` unless told
+    ``allow_real_clock=True``."""
 
     limiter: str
     policy: str
@@ -103,7 +105,8 @@ def redis_url(race_redis_server: RedisServer) -> str:
 @pytest.fixture
 def race(race_redis_server: RedisServer, pytestconfig: pytest.Config) -> Callable[..., RaceResult]:
     """``race(limiter, policy, *, instances=2, max_examples=None, seed=None, nemesis=None,
-    max_skew=None, flaw=None, judge_by=None, allow_unscheduled=False)``: ``limiter`` is a
+    max_skew=None, flaw=None, judge_by=None, allow_unscheduled=False,
+    allow_real_clock=False)``: ``limiter`` is a
     catalogue name, a ``module:attribute``, ``exec:COMMAND`` or a factory ``factory(client,
     policy)`` (``async def`` too); ``race(exec=COMMAND, policy=...)`` races a program (any
     language, on the line protocol); ``nemesis`` the faults a schedule may draw (some of
@@ -112,7 +115,8 @@ def race(race_redis_server: RedisServer, pytestconfig: pytest.Config) -> Callabl
     ``flaw`` a violation kind to search for (any, by default); ``judge_by`` a policy to judge by
     instead of ``policy``; ``allow_unscheduled`` judges a limiter even though Redis ran commands
     of it by a client the explorer cannot see (as ``race --allow-unscheduled``; else that raises
-    ``Unscheduled``)."""
+    ``Unscheduled``); ``allow_real_clock`` judges one that reads a clock the explorer cannot move
+    (as ``race --allow-real-clock``; else that raises ``RealClock``)."""
     profile = pytestconfig.getoption("race_profile")
     seed = pytestconfig.getoption("race_seed")
 
@@ -147,10 +151,12 @@ def _race(
     flaw: str | None = None,
     judge_by: str | None = None,
     allow_unscheduled: bool = False,
+    allow_real_clock: bool = False,
 ) -> RaceResult:
-    from ratelimit_harness.harness.errors import LimiterError, Unscheduled
+    from ratelimit_harness.harness.errors import LimiterError, RealClock, Unscheduled
     from ratelimit_harness.harness.explorer.campaign import FLAW_BUDGET, PROFILES, shows
     from ratelimit_harness.harness.explorer.keyspace import claim
+    from ratelimit_harness.harness.explorer.real_clock import real_clock_limiter
     from ratelimit_harness.harness.explorer.schedules import space_for
     from ratelimit_harness.harness.explorer.spec import RaceSpec, any_violation
     from ratelimit_harness.harness.explorer.trace import render
@@ -158,6 +164,9 @@ def _race(
     from ratelimit_harness.limiters import Policy, resolve
 
     resolve(limiter)  # a bad name fails here, with the plug-in's own message
+    why = real_clock_limiter(limiter)
+    if why and not allow_real_clock:
+        raise RealClock(f"{why}; allow_real_clock=True judges it as if it never decided by it")
     label = limiter if isinstance(limiter, str) else getattr(limiter, "__name__", repr(limiter))
     parsed = Policy.parse(policy)
     budget = PROFILES[profile] * (FLAW_BUDGET if flaw else 1)
@@ -172,6 +181,8 @@ def _race(
         raise LimiterError(f"{label} never returned a decision; the first: {found.first_error}")
     if found.unseen and not allow_unscheduled:
         raise Unscheduled(f"{label}: {said(found.unseen, found.first_unseen)}")
+    if found.off_clock.count and not allow_real_clock:
+        raise RealClock(f"{label}: {found.off_clock.said()}")
     trace = "\n".join(render(found.found)) if found.found else ""
     unscheduled = found.unseen if counted else None
     result = RaceResult(label, str(parsed), frozenset(found.kinds), trace, found, unscheduled)

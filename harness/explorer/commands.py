@@ -7,6 +7,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from ratelimit_harness.harness import listing
 from ratelimit_harness.harness.errors import (
     BadArgument,
     LimiterError,
+    RealClock,
     Unscheduled,
     existing,
     writing,
@@ -23,8 +25,9 @@ from ratelimit_harness.harness.explorer.explore import CONFIRM, Exploration
 from ratelimit_harness.harness.explorer.keyspace import claim
 from ratelimit_harness.harness.explorer.parallel import RowJob, run_rows, servers_for
 from ratelimit_harness.harness.explorer.process_instance import POOL
+from ratelimit_harness.harness.explorer.real_clock import OffClock, real_clock_limiter
 from ratelimit_harness.harness.explorer.run import Setup
-from ratelimit_harness.harness.explorer.schedules import space_for
+from ratelimit_harness.harness.explorer.schedules import Space, space_for
 from ratelimit_harness.harness.explorer.spec import MOST_EXAMPLES, MOST_INSTANCES, RaceSpec
 from ratelimit_harness.harness.explorer.trace import load, render, save
 from ratelimit_harness.harness.explorer.trace import replay as replay_saved
@@ -58,6 +61,30 @@ def _budget(args: argparse.Namespace) -> int:
     return int(budget)
 
 
+@dataclass
+class _Tally:
+    """What the searches of one race saw, added up."""
+
+    searches: list[Exploration]
+    examples: int = 0
+    decisions: int = 0
+    errors: int = 0
+    first_error: str = ""
+    unseen: int = 0  # commands Redis ran for clients the explorer cannot see (see unseen)
+    first_unseen: list[str] = field(default_factory=list)
+    off_clock: OffClock = field(default_factory=OffClock)  # see real_clock
+
+    def __post_init__(self) -> None:
+        for found in self.searches:
+            self.examples += found.examples
+            self.decisions += found.decisions
+            self.errors += found.errors
+            self.first_error = self.first_error or found.first_error
+            self.unseen += found.unseen
+            self.first_unseen = self.first_unseen or found.first_unseen
+            self.off_clock.add(found.off_clock)
+
+
 def race(args: argparse.Namespace) -> int:
     budget = _budget(args)
     if not 1 <= args.instances <= MOST_INSTANCES:
@@ -69,91 +96,129 @@ def race(args: argparse.Namespace) -> int:
     if spec is None:
         raise PolicyError("--policy is required for a plugged-in limiter")
     policy = Policy.parse(spec)
+    _real_clock_runtime(args.limiter, args.allow_real_clock)
     asked = RaceSpec(args.limiter, policy, None, space, args.instances, budget, args.seed)
     with provision_explorer(args.redis, args.redis_url) as server:
         setup = asked.on_server(server, flush=claim(server, flush=args.flush))
         searches = asked.search_every_kind(setup, on_example=_progress(args.limiter))
     print(file=sys.stderr)
-    first, finds = searches[0], [found for found in searches if found.found is not None]
-    decisions, errors = sum(f.decisions for f in searches), sum(f.errors for f in searches)
-    first_error = next((f.first_error for f in searches if f.first_error), "")
-    examples = sum(f.examples for f in searches)
-    if errors and not decisions:
+    tally = _Tally(searches)
+    finds = [found for found in searches if found.found is not None]
+    if tally.errors and not tally.decisions:
         raise LimiterError(
-            f"{args.limiter} never returned a decision in {examples} schedules "
-            f"({errors} checks); the first: {first_error}"
+            f"{args.limiter} never returned a decision in {tally.examples} schedules "
+            f"({tally.errors} checks); the first: {tally.first_error}"
         )
-    unseen = sum(f.unseen for f in searches)
-    first_unseen = next((f.first_unseen for f in searches if f.first_unseen), [])
-    refused = unseen > 0 and not args.allow_unscheduled
+    refused = tally.unseen > 0 and not args.allow_unscheduled
+    refused_clock = tally.off_clock.count > 0 and not args.allow_real_clock
     flaws = []
     if finds:  # the first flaw's trace at --trace, else in a run directory of its own
         where = Path(args.trace) if args.trace else new_run_dir("race", args.limiter) / TRACE
         flaws = [_report_flaw(where, setup, found, n) for n, found in enumerate(finds)]
         with writing(where.parent):
             POOL.keep_stderr(where.parent)  # a program's, as app-N.stderr
-    if refused and not finds:
-        print(
-            f"{args.limiter} with {policy}: not judged in {examples} schedules: "
-            f"{said(unseen, first_unseen)}"
-        )
+    if (refused or refused_clock) and not finds:
+        why = said(tally.unseen, tally.first_unseen) if refused else tally.off_clock.said()
+        print(f"{args.limiter} with {policy}: not judged in {tally.examples} schedules: {why}")
     else:
         _headline(args.limiter, policy, searches, flaws, ", ".join(space.nemeses) or "none")
-    for found in searches:
-        _doubts(found)
-    if errors:
-        print(
-            f"errors: {errors} of {errors + decisions} checks raised or "
-            f"answered what is not a decision; the first: {first_error}"
+    _notes(tally, setup, judged_unseen=not refused, judged_clock=not refused_clock)
+    if args.json_out:
+        summary = _summary(args, tally, flaws, setup=setup, space=space)
+        with writing(args.json_out):
+            Path(args.json_out).write_text(json.dumps(summary, indent=1))
+    if refused:
+        raise Unscheduled(
+            f"{said(tally.unseen, tally.first_unseen)}; --allow-unscheduled judges "
+            f"{args.limiter} by what the explorer saw"
         )
-    if unseen and not refused:
-        print(f"unscheduled: {said(unseen, first_unseen)}; judged without them")
+    if refused_clock:
+        raise RealClock(
+            f"{tally.off_clock.said()}; --allow-real-clock judges {args.limiter} as if it never "
+            "decided by that clock"
+        )
+    return 1 if finds else 0
+
+
+def _notes(tally: _Tally, setup: Setup, *, judged_unseen: bool, judged_clock: bool) -> None:
+    """What a race's headline leaves out: its doubts, the checks that failed, and what it was
+    judged without."""
+    for found in tally.searches:
+        _doubts(found)
+    if tally.errors:
+        print(
+            f"errors: {tally.errors} of {tally.errors + tally.decisions} checks raised or "
+            f"answered what is not a decision; the first: {tally.first_error}"
+        )
+    if tally.off_clock.count and judged_clock:
+        print(f"real clock: {tally.off_clock.said()}; judged without those times")
+    if tally.unseen and judged_unseen:
+        print(f"unscheduled: {said(tally.unseen, tally.first_unseen)}; judged without them")
     elif not setup.count_unseen:
         print(
             "note: commands sent by clients the explorer cannot see are not counted on this "
             "Redis (only on one the harness started as a process: see docs/explorer.md)",
             file=sys.stderr,
         )
-    if args.json_out:
-        summary = {
-            "limiter": args.limiter,
-            "policy": str(policy),
-            "nemesis": list(space.nemeses),
-            "max_skew": space.max_skew,
-            "found": sorted({kind for found in finds for kind in found.kinds}),
-            "flaws": flaws,
-            "examples": examples,
-            "examples_to_find": first.examples_to_find,
-            "found_by": first.stage or None,
-            "coverage": first.coverage.to_json() if first.coverage else None,
-            "covered": first.covered,
-            "seconds_to_find": round(first.seconds_to_find, 3),
-            "seconds": round(sum(f.seconds for f in searches), 3),
-            "trace_steps": first.trace_steps,
-            "trace": flaws[0]["trace"] if flaws else None,
-            "decisions": decisions,
-            "errors": errors,
-            "first_error": first_error or None,
-            "void": sum(f.void for f in searches),
-            "unconfirmed": [
-                {"found": sorted(verdict.kinds), "trace": render(outcome)}
-                for found in searches
-                for outcome, verdict in found.unconfirmed
-            ],
-            "unconfirmed_count": sum(f.unconfirmed_count for f in searches),
-            "search_ended": first.search_ended or None,
-            "unscheduled": unseen if setup.count_unseen else None,
-            "first_unscheduled": first_unseen,
-            "allow_unscheduled": args.allow_unscheduled,
-        }
-        with writing(args.json_out):
-            Path(args.json_out).write_text(json.dumps(summary, indent=1))
-    if refused:
-        raise Unscheduled(
-            f"{said(unseen, first_unseen)}; --allow-unscheduled judges {args.limiter} "
-            "by what the explorer saw"
+
+
+def _summary(
+    args: argparse.Namespace,
+    tally: _Tally,
+    flaws: list[dict[str, Any]],
+    *,
+    setup: Setup,
+    space: Space,
+) -> dict[str, Any]:
+    """The race's result as ``--json`` writes it."""
+    searches, first = tally.searches, tally.searches[0]
+    return {
+        "limiter": args.limiter,
+        "policy": str(setup.policy),
+        "nemesis": list(space.nemeses),
+        "max_skew": space.max_skew,
+        "found": sorted({kind for found in searches for kind in found.kinds}),
+        "flaws": flaws,
+        "examples": tally.examples,
+        "examples_to_find": first.examples_to_find,
+        "found_by": first.stage or None,
+        "coverage": first.coverage.to_json() if first.coverage else None,
+        "covered": first.covered,
+        "seconds_to_find": round(first.seconds_to_find, 3),
+        "seconds": round(sum(f.seconds for f in searches), 3),
+        "trace_steps": first.trace_steps,
+        "trace": flaws[0]["trace"] if flaws else None,
+        "decisions": tally.decisions,
+        "errors": tally.errors,
+        "first_error": tally.first_error or None,
+        "void": sum(f.void for f in searches),
+        "unconfirmed": [
+            {"found": sorted(verdict.kinds), "trace": render(outcome)}
+            for found in searches
+            for outcome, verdict in found.unconfirmed
+        ],
+        "unconfirmed_count": sum(f.unconfirmed_count for f in searches),
+        "search_ended": first.search_ended or None,
+        "unscheduled": tally.unseen if setup.count_unseen else None,
+        "first_unscheduled": tally.first_unseen,
+        "allow_unscheduled": args.allow_unscheduled,
+        "off_clock": tally.off_clock.count,
+        "first_off_clock": tally.off_clock.first or None,
+        "allow_real_clock": args.allow_real_clock,
+    }
+
+
+def _real_clock_runtime(limiter: str, allowed: bool) -> None:
+    """Refuse, before any Redis starts, a program whose runtime keeps real time, unless
+    ``allowed``: then say so, as the verdict's condition."""
+    why = real_clock_limiter(limiter)
+    if why and not allowed:
+        raise RealClock(
+            f"{why}; --allow-real-clock judges it as if it never decided by its own clock "
+            "(server time and TTLs still follow the schedule)"
         )
-    return 1 if finds else 0
+    if why:
+        print(f"note: {why}; judged as if it never decides by its own clock", file=sys.stderr)
 
 
 def _headline(

@@ -36,6 +36,7 @@ from ratelimit_harness.harness.explorer import bounded
 from ratelimit_harness.harness.explorer.actions import Action
 from ratelimit_harness.harness.explorer.faults import FAULTS, ClockSpread, labels
 from ratelimit_harness.harness.explorer.minimize import minimize
+from ratelimit_harness.harness.explorer.real_clock import OffClock
 from ratelimit_harness.harness.explorer.run import Run, RunResult, Setup, run_actions, scheduled
 from ratelimit_harness.harness.explorer.schedules import (
     Space,
@@ -89,6 +90,8 @@ class Exploration:
     # run (counted only where ``setup.count_unseen``; see unseen), and the first few of them
     unseen: int = 0
     first_unseen: list[str] = field(default_factory=list)
+    # decisions whose now was off the schedule's time, over every schedule run (see real_clock)
+    off_clock: OffClock = field(default_factory=OffClock)
 
     @property
     def kinds(self) -> set[str]:
@@ -173,6 +176,7 @@ class _Judge:
         if outcome.unseen is not None:
             result.unseen += outcome.unseen.commands
             result.first_unseen = result.first_unseen or outcome.unseen.first
+        result.off_clock.add(outcome.off_clock)
         self.on_example(result)
         if outcome.void:
             result.void += 1
@@ -265,6 +269,7 @@ def explore(
         result.examples += again.examples
         result.seconds += again.seconds
         result.unseen += again.unseen
+        result.off_clock.add(again.off_clock)
         if again.found is not None and len(again.faults) < len(result.faults):
             # the trace shown is this one: so is how it was found
             spared = without

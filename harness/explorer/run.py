@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import redis
@@ -29,6 +29,7 @@ from ratelimit_harness.harness.explorer.instance import (
 from ratelimit_harness.harness.explorer.keys import Expiry, ServerExpiry, text, touched
 from ratelimit_harness.harness.explorer.keyspace import Keyspace
 from ratelimit_harness.harness.explorer.process_instance import POOL, ProcessInstance
+from ratelimit_harness.harness.explorer.real_clock import OffClock
 from ratelimit_harness.harness.explorer.unseen import Count, Unseen
 from ratelimit_harness.harness.history import Operation, Outcome, races
 from ratelimit_harness.harness.history.races import (
@@ -44,7 +45,7 @@ from ratelimit_harness.harness.history.races import (
     UNSCHEDULED,
 )
 from ratelimit_harness.harness.provision.virtual_time import ServerClock
-from ratelimit_harness.limiters import Limiter, Policy, name_of, resolve
+from ratelimit_harness.limiters import Decision, Limiter, Policy, name_of, resolve
 from ratelimit_harness.limiters.plugin import PluginLimiter
 from ratelimit_harness.limiters.program import EXEC
 
@@ -88,6 +89,8 @@ class RunResult:
     faults: frozenset[str] = frozenset()  # the nemesis' faults the run used (faults.FAULTS)
     # commands that reached the server by clients the explorer cannot see (None: not counted)
     unseen: Count | None = None
+    # decisions whose now was off the schedule's time (see real_clock); their now is dropped
+    off_clock: OffClock = field(default_factory=OffClock)
 
 
 @dataclass
@@ -97,6 +100,7 @@ class _Slot:
     instance: Instance | ProcessInstance
     identity: str = ""
     invoked: float = 0.0
+    invoked_clock: float = 0.0  # the instance's own clock (skewed) as its request began
     keys: list[str] = field(default_factory=list)
     pending: tuple[Any, ...] | None = None
     sent: bool = False  # whether the request has sent a command to Redis yet
@@ -118,6 +122,7 @@ class Run:
         self.keyspace = Keyspace(admin, flush=setup.flush, real_time=self.expiry.real_time)
         self.unseen = Unseen(admin) if setup.count_unseen else None
         self.unscheduled = 0
+        self.off_clock = OffClock()
         self.faults: set[str] = set()
         wire.unscheduled_to(self._unscheduled, self._thread_ended)
         self.trace: list[races.Step] = []
@@ -233,14 +238,15 @@ class Run:
             slot.sent = True
             event = slot.instance.go()
         else:
-            slot.busy, slot.identity, slot.invoked, slot.keys, slot.sent = (
+            what, clock = f"check({step.identity})", slot.instance.clock()
+            slot.busy, slot.identity, slot.invoked, slot.invoked_clock, slot.keys, slot.sent = (
                 True,
                 step.identity,
                 self.time.now,
+                clock,
                 [],
                 False,
             )
-            what, clock = f"check({step.identity})", slot.instance.clock()
             self._note(slot.instance.name, REQUEST, clock, what, identity=step.identity)
             event = slot.instance.start(step.identity)
         self._record(slot, event)
@@ -275,9 +281,22 @@ class Run:
             outcome = "allowed" if event.decision.allowed else "rejected"
             what, clock = f"check({slot.identity})", slot.instance.clock()
             self._note(name, DECISION, clock, what, outcome, identity=slot.identity)
+            decision = self._on_schedule(slot, event.decision)
             self.history.append(
-                decided(name, slot.identity, slot.invoked, self.time.now, event.decision, keys=keys)
+                decided(name, slot.identity, slot.invoked, self.time.now, decision, keys=keys)
             )
+
+    def _on_schedule(self, slot: _Slot, decision: Decision) -> Decision:
+        """The decision, its ``now`` dropped if it is off the schedule's time (see
+        real_clock): only checked on a server on virtual time, where the server's clock (and a
+        limiter that reads it) follows the schedule too."""
+        if decision.now is None or not self.setup.clock_file:
+            return decision
+        times = (slot.invoked, slot.invoked_clock, self.time.now, slot.instance.clock())
+        who = f"{slot.instance.name} check({slot.identity})"
+        if self.off_clock.check(who, decision.now, min(times), max(times)):
+            return decision
+        return replace(decision, now=None)
 
     def _note(
         self, lane: str, kind: str, clock: float, what: str, reply: str = "", **more: Any
@@ -330,6 +349,7 @@ class Run:
             self.unscheduled,
             frozenset(self.faults),
             unseen,
+            self.off_clock,
         )
 
     def _count_unseen(self) -> Count | None:
