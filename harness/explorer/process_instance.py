@@ -85,7 +85,7 @@ from ratelimit_harness.harness.explorer.instance import (
     Stuck,
 )
 from ratelimit_harness.harness.explorer.proxy import Held, SchedulingProxy
-from ratelimit_harness.harness.explorer.waiting import wait_until_waiting
+from ratelimit_harness.harness.explorer.waiting import wait_until_waiting, waiting
 from ratelimit_harness.harness.provision.virtual_time import (
     START,
     ServerClock,
@@ -99,6 +99,7 @@ Log = Callable[[Any, tuple[Any, ...], Any, float], None]
 # seconds an answered request's proxy goes on turning, once settled, for a command the program
 # sends just after its answer (the second guard; see the module's text): paid by every request
 TRAILING_GRACE = 0.0002
+IDLE = 0.5  # seconds a program may wait for neither Redis nor its input before it is Stuck
 DRAINED = 1000  # steps a drained request may take before its program is killed instead
 SPARES = 2  # spares kept booting per pool key, once one of its programs had to start anew
 # the instant a program boots at: 20 years before runs begin, below any instant a run shows an
@@ -224,8 +225,11 @@ class ProcessInstance:
             self._shown = now
 
     def _next(self) -> Event:
-        """Wait for the program's next point, or its answer with nothing held behind it."""
+        """Wait for the program's next point, or its answer with nothing held behind it; a
+        program that waits for neither Redis nor its input (a timer, see ``_idle``) is Stuck."""
         deadline = time.monotonic() + TIMEOUT
+        idle_since: float | None = None
+        quiet = False  # whether the last wait ended with nothing new (then idleness is looked at)
         while True:
             self._woken.clear()
             held = self.proxy.held()
@@ -244,11 +248,25 @@ class ProcessInstance:
             if held:
                 self._held = held[0]
                 return Pending(self._held.command)
-            left = deadline - time.monotonic()
-            if left <= 0:
+            now = time.monotonic()
+            idle_since = (idle_since or now) if quiet and self._idle() else None
+            if idle_since is not None and now - idle_since >= IDLE:
+                self.gone = True
+                raise Stuck(
+                    f"{self.name} waits, with no command on its way to Redis and no answer "
+                    f"(for {IDLE:g} s): for a timer, most likely. Its clocks follow the "
+                    "schedule's time, which moves only between requests, so a timer due "
+                    "inside a request (a retry's backoff, a delay) never fires"
+                )
+            if now >= deadline:
                 self.gone = True
                 raise Stuck(f"{self.name} ran {TIMEOUT:.0f} s without reaching Redis or answering")
-            self._woken.wait(left)
+            quiet = not self._woken.wait(min(deadline - now, IDLE / 10))
+
+    def _idle(self) -> bool:
+        """Whether the program waits with nothing of it on its way to Redis: its input has
+        its request, so it waits for neither."""
+        return not self.proxy.busy() and waiting(self.program.pid)
 
     def _exited(self, error: ProgramError) -> Event:
         """The program ended by itself: its request failed, unknown if a command of it reached

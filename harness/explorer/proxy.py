@@ -242,6 +242,11 @@ class SchedulingProxy:
     def kill(self) -> None:
         self._call(self._now(self._kill), CONNECT_TIMEOUT)
 
+    def busy(self) -> bool:
+        """Whether a command of the program is on its way: read and not yet forwarded (held
+        ones too), or forwarded and not yet answered."""
+        return self._call(self._now(self._busy), CONNECT_TIMEOUT)
+
     def counts(self) -> Counts:
         return self._call(self._now(self._counts), CONNECT_TIMEOUT)
 
@@ -348,6 +353,9 @@ class SchedulingProxy:
             if not link.gone and not link.raw and link.queue and link.queue[0][1].point
         ]
         return tuple(sorted(found, key=lambda held: held.number))
+
+    def _busy(self) -> bool:
+        return any(link.queue or link.owed for link in self._links.values() if not link.gone)
 
     def _kill(self) -> None:
         for link in list(self._links.values()):

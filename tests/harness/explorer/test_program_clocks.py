@@ -4,16 +4,18 @@ outlives."""
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 import redis
 
+from ratelimit_harness.harness.cli import main
 from ratelimit_harness.harness.explorer import bounded
 from ratelimit_harness.harness.explorer.clocks import InstanceClock, VirtualTime
 from ratelimit_harness.harness.explorer.explore import explore
-from ratelimit_harness.harness.explorer.instance import Finished, Pending
+from ratelimit_harness.harness.explorer.instance import TIMEOUT, Finished, Pending
 from ratelimit_harness.harness.explorer.process_instance import POOL, ProcessInstance
 from ratelimit_harness.harness.explorer.run import Run, RunResult, Setup, scheduled
 from ratelimit_harness.harness.explorer.schedules import Space
@@ -122,3 +124,20 @@ def test_a_program_booted_at_a_later_instant_answers_after_time_goes_back(
     assert [type(each) for each in answers] == [Finished, Finished], answers
     nows = [each.decision.now for each in answers if each.decision]  # type: ignore[union-attr]
     assert nows == pytest.approx([START, START + 35], abs=0.001)  # (the program floors to ms)
+
+
+def test_a_program_that_waits_for_a_timer_inside_a_request_is_stuck_and_told_why(
+    virtual_server: RedisServer, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its timer is due 50 ms on, and the schedule's time stands still inside a request: the
+    race ends (exit 2) within a second of the program going quiet, saying so, not after the
+    10 s any instance may run."""
+    args = ["race", "--limiter", node("timer-in-check.js"), "--policy", str(FIXED),
+            "--max-examples", "5", "--redis-url", virtual_server.url, "--flush"]  # fmt: skip
+    began = time.monotonic()
+    assert main(args) == 2
+    took = time.monotonic() - began
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("error: app-0 waits, with no command on its way to Redis and no answer")
+    assert "for a timer, most likely" in error
+    assert took < TIMEOUT, took
