@@ -99,7 +99,7 @@ Log = Callable[[Any, tuple[Any, ...], Any, float], None]
 # seconds an answered request's proxy goes on turning, once settled, for a command the program
 # sends just after its answer (the second guard; see the module's text): paid by every request
 TRAILING_GRACE = 0.0002
-IDLE = 0.5  # seconds a program may wait for neither Redis nor its input before it is Stuck
+IDLE = 1.0  # seconds a program may wait for neither Redis nor its input before it is Stuck
 DRAINED = 1000  # steps a drained request may take before its program is killed instead
 SPARES = 2  # spares kept booting per pool key, once one of its programs had to start anew
 # the instant a program boots at: 20 years before runs begin, below any instant a run shows an
@@ -219,7 +219,7 @@ class ProcessInstance:
         first time, once it has booted (``TIMEOUT`` at most)."""
         now = self.clock()
         if self._shown == BOOT:
-            wait_until_waiting(self.program.pid, TIMEOUT)
+            wait_until_waiting(self.program.pid, TIMEOUT, self.program.alive)
         if now != self._shown:
             self.clock_file.set(now)
             self._shown = now

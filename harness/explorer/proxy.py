@@ -243,9 +243,10 @@ class SchedulingProxy:
         self._call(self._now(self._kill), CONNECT_TIMEOUT)
 
     def busy(self) -> bool:
-        """Whether a command of the program is on its way: read and not yet forwarded (held
-        ones too), or forwarded and not yet answered."""
-        return self._call(self._now(self._busy), CONNECT_TIMEOUT)
+        """Whether a command of the program is on its way: written to its socket and not yet
+        forwarded (held ones too; the proxy first reads what its sockets have, as ``settle``),
+        or forwarded and not yet answered."""
+        return self._call(self._busy(), CONNECT_TIMEOUT)
 
     def counts(self) -> Counts:
         return self._call(self._now(self._counts), CONNECT_TIMEOUT)
@@ -354,8 +355,11 @@ class SchedulingProxy:
         ]
         return tuple(sorted(found, key=lambda held: held.number))
 
-    def _busy(self) -> bool:
-        return any(link.queue or link.owed for link in self._links.values() if not link.gone)
+    async def _busy(self) -> bool:
+        await self._settle(0.0)
+        return self._opening > 0 or any(
+            link.queue or link.owed for link in self._links.values() if not link.gone
+        )
 
     def _kill(self) -> None:
         for link in list(self._links.values()):

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 PROC = Path("/proc")
@@ -44,11 +45,14 @@ def waiting(group: int) -> bool:
     return found
 
 
-def wait_until_waiting(group: int, timeout: float) -> bool:
-    """Wait, up to ``timeout`` seconds, for ``group`` to be waiting: whether it was."""
+def wait_until_waiting(
+    group: int, timeout: float, alive: Callable[[], bool] = lambda: True
+) -> bool:
+    """Wait, up to ``timeout`` seconds and while ``alive()``, for ``group`` to be waiting:
+    whether it was (a process that ended is not waiting, and never will be)."""
     deadline = time.monotonic() + timeout
     while not waiting(group):
-        if time.monotonic() >= deadline:
+        if time.monotonic() >= deadline or not alive():
             return False
         time.sleep(POLL)
     return True

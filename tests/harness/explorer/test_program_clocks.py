@@ -130,7 +130,7 @@ def test_a_program_that_waits_for_a_timer_inside_a_request_is_stuck_and_told_why
     virtual_server: RedisServer, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Its timer is due 50 ms on, and the schedule's time stands still inside a request: the
-    race ends (exit 2) within a second of the program going quiet, saying so, not after the
+    race ends (exit 2) within seconds of the program going quiet, saying so, not after the
     10 s any instance may run."""
     args = ["race", "--limiter", node("timer-in-check.js"), "--policy", str(FIXED),
             "--max-examples", "5", "--redis-url", virtual_server.url, "--flush"]  # fmt: skip
