@@ -1,6 +1,6 @@
 """vutran1710/PyrateLimiter's ``RedisBucket``, one bucket per identity: release 2 through its
 ``Limiter(RequestRate, bucket_class=RedisBucket)``, release 3 through ``RedisBucket.init`` (whose
-``Limiter`` starts a leak thread of its own)."""
+``Limiter`` starts a leak thread of its own), release 4 through ``Limiter(bucket)``."""
 
 from __future__ import annotations
 
@@ -38,5 +38,20 @@ def redis_bucket_v3(client: Any, policy: Policy) -> Callable[[str], bool]:
             bucket = pyrate.RedisBucket.init([rate], client, f"corpus:{identity}")
             limiters[identity] = pyrate.Limiter(bucket, raise_when_fail=False)
         return bool(limiters[identity].try_acquire(identity))
+
+    return check
+
+
+def redis_bucket_v4(client: Any, policy: Policy) -> Callable[[str], bool]:
+    """Release 4: ``Limiter(bucket)``, asked not to block (its default waits for room)."""
+    pyrate: Any = importlib.import_module("pyrate_limiter")  # release 4's names, untyped here
+    rate = pyrate.Rate(policy.limit, pyrate.Duration.SECOND * whole_seconds(policy.window))
+    limiters: dict[str, Any] = {}
+
+    def check(identity: str) -> bool:
+        if identity not in limiters:
+            bucket = pyrate.RedisBucket.init([rate], client, f"corpus:{identity}")
+            limiters[identity] = pyrate.Limiter(bucket)
+        return bool(limiters[identity].try_acquire(identity, blocking=False))
 
     return check

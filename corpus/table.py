@@ -218,6 +218,21 @@ PYPI_ROWS = (
         "Limiter's leak thread trims it)",
     ),
     Row(
+        "pyrate-limiter 4.5.1 RedisBucket",
+        ("pyrate-limiter==4.5.1",),
+        False,
+        "corpus.pyrate_limiter:redis_bucket_v4",
+        "Limiter(RedisBucket.init(...))",
+        "sliding-window:limit=2,window=10",
+        "crash,stall,skew",
+        "at most limit requests in any interval (a sliding log)",
+        _needs(immortal_key="", over_admission="stall"),
+        "buckets/redis_bucket.py RedisBucket.put runs one Lua script (PUT_ITEM) with the "
+        "stamp time_ns() gave before it was sent: a request that stalls between the two logs "
+        "its entry as of the stamp, a window early. Its sorted set has no TTL; the Limiter's "
+        "Leaker thread trims it every 10 s (raced as an actor of its instance)",
+    ),
+    Row(
         "Django REST framework 3.16.1 SimpleRateThrottle",
         ("djangorestframework==3.16.1", *DJANGO),
         True,

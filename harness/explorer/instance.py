@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ratelimit_harness.harness.errors import HarnessError, described
+from ratelimit_harness.harness.explorer.background import Background
 from ratelimit_harness.harness.explorer.clocks import InstanceClock, reading
 from ratelimit_harness.harness.explorer.wire import gated
 from ratelimit_harness.limiters import Decision, Limiter
@@ -51,6 +52,12 @@ def ours() -> Iterator[None]:
         yield
     except Exception as error:
         raise HarnessFault(error) from error
+
+
+@contextlib.contextmanager
+def _unowned(instance: str, clock: InstanceClock) -> Iterator[None]:
+    """Threads started in an instance that has no background: left alone."""
+    yield
 
 
 @dataclass(frozen=True)
@@ -93,8 +100,12 @@ class Instance:
         clock: InstanceClock,
         build: Callable[[Instance], Limiter],
         log: Callable[[Instance, tuple[Any, ...], Any, float], None],
+        background: Background | None = None,
     ) -> None:
+        """``background``: the run's actors, which adopt the threads the limiter starts in
+        this instance's thread (see background)."""
         self.name = name
+        self._background = background
         self.clock = clock
         self._log = log
         self._to_instance: queue.Queue[tuple[str, Any]] = queue.Queue()
@@ -158,7 +169,8 @@ class Instance:
             self._to_explorer.put(Broke(error))
 
     def _loop(self) -> None:
-        with reading(self.clock), gated(self):
+        owned = self._background.owned_by if self._background else _unowned
+        with reading(self.clock), gated(self), owned(self.name, self.clock):
             while True:
                 order, identity = self._to_instance.get()
                 if order != "check":

@@ -16,6 +16,7 @@ from ratelimit_harness.harness.decisions import decided
 from ratelimit_harness.harness.errors import described
 from ratelimit_harness.harness.explorer import wire, wire_asyncio
 from ratelimit_harness.harness.explorer.actions import Action, Advance, Step, Through
+from ratelimit_harness.harness.explorer.background import Background, adopting
 from ratelimit_harness.harness.explorer.clocks import InstanceClock, VirtualTime, patched
 from ratelimit_harness.harness.explorer.faults import STRIKES
 from ratelimit_harness.harness.explorer.instance import (
@@ -131,6 +132,7 @@ class Run:
         self.errors: list[str] = []
         self.decisions = 0
         self.clients: list[redis.Redis] = []
+        self.background = Background(self._log, self._loose)
         self.slots = [_Slot(self._instance(n)) for n in range(setup.instances)]
 
     def _instance(self, number: int) -> Instance | ProcessInstance:
@@ -138,7 +140,8 @@ class Run:
         limiter, policy = self.setup.limiter, self.setup.policy
         if isinstance(limiter, str) and limiter.startswith(EXEC):
             return POOL.take(self._program_key(number), name, clock, self._log, policy)
-        return Instance(name, clock, self._builder(resolve(limiter)), self._log)
+        build = self._builder(resolve(limiter))
+        return Instance(name, clock, build, self._log, self.background)
 
     def _program_key(self, number: int) -> tuple[str, str, str, int]:
         """What the program of instance ``number`` was started as (see process_instance)."""
@@ -152,7 +155,10 @@ class Run:
             # a catalogue script gets the run's time as its now, to the microsecond: the
             # instant a server on virtual time gives as TIME, and one a Redis that keeps real
             # time cannot give
-            return build(client, self.setup.policy, clock=instance.clock, server_clock=self.time)
+            with self.background.owned_by(instance.name, instance.clock):
+                return build(
+                    client, self.setup.policy, clock=instance.clock, server_clock=self.time
+                )
 
         return make
 
@@ -163,6 +169,10 @@ class Run:
             keys = tuple(touched(command))
             what, reply_text = _show(command), _show_reply(reply)
             self._note(instance.name, COMMAND, instance.clock(), what, reply_text, keys=keys)
+
+    def _loose(self, actor: str, what: str) -> None:
+        """A thread the limiter started blocks where nothing schedules it (see background)."""
+        self._note(actor, UNSCHEDULED, self.time.now, what)
 
     def _thread_ended(self, thread: str, error: BaseException) -> None:
         """A thread the limiter started ended on an exception: noted, never the run's end."""
@@ -194,6 +204,7 @@ class Run:
                 self.apply(Through(n, slot.identity))
 
     def apply(self, action: Action) -> None:
+        self.background.settle()  # the limiter's own threads run, each until it is quiet
         self.actions.append(action)
         if isinstance(action, Step):
             self._step(action)
@@ -310,6 +321,7 @@ class Run:
         finish it once the keys are read, where the next run flushes what it sends (see
         process_instance); elsewhere it is killed, as a thread is stopped."""
         draining: list[ProcessInstance] = []
+        self._end_background()
         for slot in self.slots:
             if slot.busy:
                 never = _show(slot.pending) if slot.pending else "its next command"
@@ -352,6 +364,16 @@ class Run:
             self.off_clock,
         )
 
+    def _end_background(self) -> None:
+        """The limiter's own threads run until quiet, for the last time; what they were about
+        to send they never do (see background)."""
+        self.background.settle()
+        for actor in self.background.actors:
+            if actor.pending is not None:
+                line = f"schedule ends: never sends {_show(actor.pending)}"
+                self._note(actor.name, NEVER_SENT, actor.clock(), line)
+        self.background.close()
+
     def _count_unseen(self) -> Count | None:
         """What reached the server by clients the explorer cannot see: not the wire's, nor any
         program's proxy's, the pool's spares' included. A spare boots in the background and may
@@ -392,7 +414,7 @@ def _close(instance: Instance | ProcessInstance) -> None:
 def scheduled() -> Iterator[None]:
     """What runs need around them: virtual clocks in the instances' threads, and every
     command a limiter sends caught at its connection."""
-    with patched(), wire.intercepted(*wire_asyncio.tables()):
+    with patched(), wire.intercepted(*wire_asyncio.tables()), adopting():
         yield
 
 

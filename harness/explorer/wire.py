@@ -10,9 +10,11 @@ socket. What happens depends on who sends it:
   and its reply is logged (``Gate.log``). This holds for the client the limiter was given, a
   client it built on that pool or from the URL, its pipelines, scripts and transactions.
 - the explorer's own thread (the one that entered ``intercepted``): passes, unseen.
-- anyone else (a thread the limiter started: a leak thread, a refresher; an asyncio task it
-  started while it was built): passes unscheduled, and is logged as such (``unscheduled``), so
-  the trace shows it and a run never waits on it.
+- a thread the limiter started in an instance's thread or while it was built (a leak thread, a
+  refresher): an actor of that instance (see background), gated as the instance is.
+- anyone else (a thread started before the search; an asyncio task the limiter started while
+  it was built): passes unscheduled, and is logged as such (``unscheduled``), so the trace
+  shows it and a run never waits on it.
 
 Who is gated is a context variable, not a thread-local: a thread's own context for threads, and
 for asyncio the context each task copies when it is made, so a task a request spawns (a

@@ -100,13 +100,17 @@ def test_a_client_of_the_limiters_own_is_scheduled_like_the_given_one(
     assert _race(virtual_server, plugin).found is None
 
 
-def test_a_thread_the_limiter_starts_passes_unscheduled_and_never_ends_the_run(
+def test_a_thread_the_limiter_starts_is_its_instances_actor_and_never_ends_the_run(
     virtual_server: RedisServer,
 ) -> None:
-    busy = [Through(n % 2, "user:1") for n in range(6)]  # a few milliseconds of real time
+    """It waits 1 ms, then sends TIME, for ever: as each instance's actor, on virtual time, it
+    sends TIME once, after time passed (see background), never unscheduled."""
+    busy = [Through(n % 2, "user:1") for n in range(6)]
     result = _run(virtual_server, "with_a_thread_of_its_own", [*busy, Advance(1)])
-    assert any(line.startswith("keep-alive (unscheduled) TIME") for line in _said(result))
-    assert result.unscheduled > 0
+    said = _said(result)
+    assert sum(line.startswith("app-0~keep-alive TIME") for line in said) == 1, said
+    assert sum(line.startswith("app-1~keep-alive TIME") for line in said) == 1, said
+    assert result.unscheduled == 0
     assert _race(virtual_server, "with_a_thread_of_its_own").found is None
 
 
@@ -138,12 +142,19 @@ def test_limits_moving_window_over_admits_once_its_clock_reading_is_stale(
     assert skewed.faults == {"skew"}
 
 
-def test_pyrate_limiters_leak_thread_runs_unscheduled_and_its_keys_never_expire(
+def test_pyrate_limiters_leak_thread_is_an_actor_and_its_keys_never_expire(
     virtual_server: RedisServer,
 ) -> None:
     pytest.importorskip("pyrate_limiter", reason="the compare extra (pip install -e '.[compare]')")
     result = _run(virtual_server, "pyrate_redis_bucket", [Through(0, "user:1"), Advance(1)])
-    assert any("(unscheduled) ZREMRANGEBYSCORE pyrate" in line for line in _said(result))
+    leaks = [line for line in _said(result) if "ZREMRANGEBYSCORE pyrate" in line]
+    # each instance's factory built a Limiter, and each Limiter a leaker: both leak as the run
+    # begins (the 1 s that passed is not their 10 s)
+    assert leaks == [
+        f"app-{n}~PyrateLimiter's-Leaker ZREMRANGEBYSCORE pyrate 0 1799999990000 -> 0"
+        for n in (0, 1)
+    ]
+    assert result.unscheduled == 0
     assert result.ttls == {"pyrate": -1.0}  # the leak thread trims it; nothing expires it
     found = _race(virtual_server, "pyrate_redis_bucket")
     assert found.found is not None
