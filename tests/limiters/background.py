@@ -17,7 +17,7 @@ PERIOD = 5.0  # seconds between two rounds of a thread's work
 
 def _counting(client: Any, policy: Policy) -> Callable[[str], bool]:
     def check(identity: str) -> bool:
-        return int(client.incr(f"ratelimit:{{{identity}}}:count")) <= policy.limit
+        return int(client.incr(f"ratelimit:{{{identity}}}:count")) <= (policy.limit or 1)
 
     return check
 
