@@ -31,6 +31,7 @@ on not waited for. When the run ends, every actor is ended: its next point or sl
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures.thread
 import contextlib
 import contextvars
 import threading
@@ -228,11 +229,18 @@ def _current() -> Actor | None:
 def _start(original: Callable[..., Any]) -> Callable[..., Any]:
     def start(self: threading.Thread) -> None:
         owner = _owner.get()
-        if owner is not None:
+        if owner is not None and not _pool_worker(self):
             owner.background.adopt(self, owner)
         original(self)
 
     return start
+
+
+def _pool_worker(thread: threading.Thread) -> bool:
+    """Whether ``thread`` is a worker of a ``ThreadPoolExecutor`` (asyncio's default one looks
+    up host names in it): it runs what its instance hands it and waits for, not a life of its
+    own, so it is left alone."""
+    return getattr(thread, "_target", None) is concurrent.futures.thread._worker
 
 
 def _sleep(original: Callable[[float], None]) -> Callable[[float], None]:

@@ -4,6 +4,7 @@ refresher): each counts in one INCR, and its thread does something on a timer.""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import queue
 import threading
 import time
@@ -65,3 +66,11 @@ def waits_on_a_queue(client: Any, policy: Policy) -> Callable[[str], bool]:
 
     threading.Thread(target=serve, name="server", daemon=True).start()
     return _counting(client, policy)
+
+
+def pooled(client: Any, policy: Policy) -> Callable[[str], bool]:
+    """Each check hands work to a thread pool and waits for it (as asyncio looks up a host name):
+    the pool's threads are the check's helpers, not threads of their own."""
+    pool = concurrent.futures.ThreadPoolExecutor(1)
+    count = _counting(client, policy)
+    return lambda identity: pool.submit(count, identity).result()

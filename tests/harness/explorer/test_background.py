@@ -88,3 +88,11 @@ def test_a_thread_that_waits_where_nothing_schedules_it_is_said_once_and_not_wai
     assert [lane for lane, _ in notes] == ["app-0~server", "app-1~server"]
     assert f"runs {QUIET:g} s without a command or a sleep" in notes[0][1]
     assert len(result.history) == 2
+
+
+def test_a_thread_pool_a_check_waits_on_is_left_alone(virtual_server: RedisServer) -> None:
+    """Its workers run what the check hands them, and it waits: no actor, nothing waited for
+    (its INCRBY passes unscheduled, as before)."""
+    result = race(virtual_server, "pooled", [Through(0, "a"), Through(1, "a")])
+    assert not [line for line in lines(result) if "~" in line[0] or "waits where" in line[2]]
+    assert result.unscheduled == 2
