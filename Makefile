@@ -1,5 +1,6 @@
 # One line per target. `make race-test` is the main job; `make test` is the test suite.
 # `make unit VENV=.venv-debian PYTHON=/usr/bin/python3`: the tests on another Python, in a venv of its own
+# (UNIT_ARGS: pytest's arguments, to run part of them)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -46,7 +47,7 @@ lint: venv
 	$(PY) -m ruff check . && $(PY) -m ruff format --check . && $(PY) -m mypy
 
 unit: venv
-	$(PY) -m pytest
+	$(PY) -m pytest $(UNIT_ARGS)
 
 corpus: venv
 	$(PY) -m pip install -q -e '.[dev,compare,corpus]' && $(PY) -m corpus.install && $(PY) -m pytest -m corpus $(CORPUS_ARGS)

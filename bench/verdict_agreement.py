@@ -1,7 +1,7 @@
 """Whether the same command gives the same verdict on every run: ``race`` on the three shapes of
 released code in ``tests/limiters/shapes.py`` and their twins on the line protocol, and on
-limiters that read their own clock (Node's monotonic one; Go's real one, where ``go`` is), seeded
-and unseeded.
+limiters that read their own clock (Node's monotonic one; Go's real one, where ``go`` is) or start
+a thread of their own (pyrate-limiter 4.5.1), seeded and unseeded.
 
 A *verdict* here is what a user reads first: each flaw found, its kinds of violation and the
 faults it needs.
@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import importlib.metadata
 import json
 import shutil
 import subprocess
@@ -55,6 +56,9 @@ EXISTS_THEN_INCRBY = (
 MARKER_WINDOW = ((("immortal-key",), ()), (("over-admission",), ()))
 COMPARE_AND_SET = ((("wrongful-rejection",), ()),)
 GET_SET = ((("over-admission",), ()),)
+# no TTL on its sorted set; entries stamped before a stall land a window early
+PYRATE = ((("immortal-key",), ()), (("immortal-key", "over-admission"), ("stall",)))
+WINDOW = "sliding-window:limit=2,window=10"
 CRASH = ("--nemesis", "crash")
 GO = ("--nemesis", "crash", "--allow-real-clock")  # a Go program's clock is real (see real_clock)
 
@@ -90,6 +94,18 @@ def clocks(go_programs: Path) -> list[Row]:
         Row("go lua-window", f"exec:{go_programs / 'lua-window'}", FIRST, (), GO),
         Row("go get-set", f"exec:{go_programs / 'get-set'}", FIRST, GET_SET, GO),
     ]
+
+
+def threads() -> list[Row]:
+    """A released limiter that starts a thread of its own: pyrate-limiter 4.5.1's Limiter, whose
+    Leaker trims buckets every 10 s (the compare extra installs it)."""
+    try:
+        installed = importlib.metadata.version("pyrate-limiter")
+    except importlib.metadata.PackageNotFoundError:
+        return []
+    if installed != "4.5.1":
+        return []
+    return [Row("pyrate-limiter 4.5.1", "corpus.pyrate_limiter:redis_bucket_v4", WINDOW, PYRATE)]
 
 
 def go_build(into: Path) -> Path:
@@ -137,7 +153,7 @@ def main() -> None:
     print(f"{'limiter':28} {'seeded':>8} {'unseeded':>9} {'distinct':>9} {'s/run':>6}")
     with tempfile.TemporaryDirectory() as scratch:
         go_programs = go_build(Path(scratch)) if shutil.which("go") else None
-        every = shapes() + (clocks(go_programs) if go_programs else [])
+        every = shapes() + threads() + (clocks(go_programs) if go_programs else [])
         for row in every:
             if args.only is None or args.only in row.name:
                 rows.append(_agreement(row, seeds, args))
