@@ -1,6 +1,6 @@
 # One line per target. `make race-test` is the main job; `make test` is the test suite.
 # `make unit VENV=.venv-debian PYTHON=/usr/bin/python3`: the tests on another Python, in a venv of its own
-# (UNIT_ARGS: pytest's arguments, to run part of them)
+# (UNIT_ARGS: pytest's arguments, to run part of them; TEST_ARGS for test-all: "-n 2" runs on 2 cores)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -41,7 +41,7 @@ study: venv
 test: lint unit
 
 test-all: lint
-	$(PY) -m pytest -m 'not corpus' --durations=20
+	$(PY) -m pytest -m 'not corpus' --durations=20 $(TEST_ARGS)
 
 lint: venv
 	$(PY) -m ruff check . && $(PY) -m ruff format --check . && $(PY) -m mypy
