@@ -216,10 +216,13 @@ class ProcessInstance:
 
     def _on_time(self) -> None:
         """The program's clock file says the instance's time before the program runs on; the
-        first time, once it has booted (``TIMEOUT`` at most)."""
+        first time, once it has booted (``TIMEOUT`` at most): it waits, with nothing on its way
+        to Redis (a command in flight as its clock jumps from ``BOOT`` would time out at once,
+        a client's connect or command timeout being a timer)."""
         now = self.clock()
         if self._shown == BOOT:
-            wait_until_waiting(self.program.pid, TIMEOUT, self.program.alive)
+            quiet = lambda: not self.proxy.busy()  # noqa: E731
+            wait_until_waiting(self.program.pid, TIMEOUT, self.program.alive, quiet)
         if now != self._shown:
             self.clock_file.set(now)
             self._shown = now

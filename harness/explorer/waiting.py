@@ -24,6 +24,7 @@ WAITS = frozenset(
     }
 )
 POLL = 0.005  # seconds between two looks
+STEADY = 2  # looks in a row that must agree: one may fall between two steps of the program
 
 
 def waiting(group: int) -> bool:
@@ -46,12 +47,20 @@ def waiting(group: int) -> bool:
 
 
 def wait_until_waiting(
-    group: int, timeout: float, alive: Callable[[], bool] = lambda: True
+    group: int,
+    timeout: float,
+    alive: Callable[[], bool] = lambda: True,
+    quiet: Callable[[], bool] = lambda: True,
 ) -> bool:
-    """Wait, up to ``timeout`` seconds and while ``alive()``, for ``group`` to be waiting:
-    whether it was (a process that ended is not waiting, and never will be)."""
+    """Wait, up to ``timeout`` seconds and while ``alive()``, until ``group`` is waiting and
+    ``quiet()`` (nothing of it on its way elsewhere) at ``STEADY`` looks in a row: whether it
+    was (a process that ended is not waiting, and never will be)."""
     deadline = time.monotonic() + timeout
-    while not waiting(group):
+    steady = 0
+    while steady < STEADY:
+        steady = steady + 1 if waiting(group) and quiet() else 0
+        if steady == STEADY:
+            break
         if time.monotonic() >= deadline or not alive():
             return False
         time.sleep(POLL)
