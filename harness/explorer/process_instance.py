@@ -18,8 +18,8 @@ means nothing to it.
 A monotonic clock must never go back below the instant the program booted at (Node aborts:
 ``Assertion failed: (now) >= (timer_base())``), yet each run begins at the same instant and
 programs outlive runs. So a program boots at ``BOOT``, an instant far below any a run shows,
-and its clock file moves to the run's time only once the program waits for its first request
-(``waiting``): booted by then.
+and its clock file moves to the run's time only once the program has booted: it waits for its
+first request with nothing on its way to Redis (``waiting``; see ``_on_time``).
 
 A crash is a SIGKILL of the program while its next command is held: the command never reaches
 Redis (the proxy drops it).
