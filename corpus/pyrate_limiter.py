@@ -29,29 +29,41 @@ def redis_bucket_v2(client: Any, policy: Policy) -> Callable[[str], bool]:
 
 
 def redis_bucket_v3(client: Any, policy: Policy) -> Callable[[str], bool]:
-    pyrate: Any = importlib.import_module("pyrate_limiter")  # release 3's names, untyped here
-    rate = pyrate.Rate(policy.limit, pyrate.Duration.SECOND * whole_seconds(policy.window))
-    limiters: dict[str, Any] = {}
-
-    def check(identity: str) -> bool:
-        if identity not in limiters:
-            bucket = pyrate.RedisBucket.init([rate], client, f"corpus:{identity}")
-            limiters[identity] = pyrate.Limiter(bucket, raise_when_fail=False)
-        return bool(limiters[identity].try_acquire(identity))
-
-    return check
+    return _bucket_per_identity(
+        client,
+        policy,
+        limiter=lambda pyrate, bucket: pyrate.Limiter(bucket, raise_when_fail=False),
+        acquire=lambda limiter, identity: limiter.try_acquire(identity),
+    )
 
 
 def redis_bucket_v4(client: Any, policy: Policy) -> Callable[[str], bool]:
     """Release 4: ``Limiter(bucket)``, asked not to block (its default waits for room)."""
-    pyrate: Any = importlib.import_module("pyrate_limiter")  # release 4's names, untyped here
+    return _bucket_per_identity(
+        client,
+        policy,
+        limiter=lambda pyrate, bucket: pyrate.Limiter(bucket),
+        acquire=lambda limiter, identity: limiter.try_acquire(identity, blocking=False),
+    )
+
+
+def _bucket_per_identity(
+    client: Any,
+    policy: Policy,
+    *,
+    limiter: Callable[[Any, Any], Any],
+    acquire: Callable[[Any, str], Any],
+) -> Callable[[str], bool]:
+    """A ``RedisBucket.init`` bucket and its ``limiter(pyrate, bucket)`` per identity, made at
+    its first check; ``acquire(limiter, identity)`` says whether it is admitted."""
+    pyrate: Any = importlib.import_module("pyrate_limiter")  # release 3's or 4's names, untyped
     rate = pyrate.Rate(policy.limit, pyrate.Duration.SECOND * whole_seconds(policy.window))
     limiters: dict[str, Any] = {}
 
     def check(identity: str) -> bool:
         if identity not in limiters:
             bucket = pyrate.RedisBucket.init([rate], client, f"corpus:{identity}")
-            limiters[identity] = pyrate.Limiter(bucket)
-        return bool(limiters[identity].try_acquire(identity, blocking=False))
+            limiters[identity] = limiter(pyrate, bucket)
+        return bool(acquire(limiters[identity], identity))
 
     return check
