@@ -14,11 +14,7 @@ import (
 
 func main() {
 	policy := line.FirstRequestWindow()
-	options, err := redis.ParseURL(line.RedisURL())
-	if err != nil {
-		line.Refuse("%v", err)
-	}
-	client := redis.NewClient(options)
+	client := line.Client()
 	ctx := context.Background()
 	line.Serve(func(identity string) (bool, error) {
 		key := "ratelimit:{" + identity + "}:go-get-set"

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/redis/go-redis/v9"
 )
 
 // Policy is a fixed window's that starts at an identity's first request (anchor=first): at
@@ -67,13 +69,17 @@ func FirstRequestWindow() Policy {
 	return policy
 }
 
-// RedisURL is the address the harness gave the program.
-func RedisURL() string {
+// Client is a go-redis client of the Redis the harness gave the program (REDIS_URL).
+func Client() *redis.Client {
 	url := os.Getenv("REDIS_URL")
 	if url == "" {
 		Refuse("REDIS_URL is not set")
 	}
-	return url
+	options, err := redis.ParseURL(url)
+	if err != nil {
+		Refuse("%v", err)
+	}
+	return redis.NewClient(options)
 }
 
 // Serve answers each identity on stdin with check's decision, in order, until stdin ends. A check

@@ -17,11 +17,7 @@ return count`)
 
 func main() {
 	policy := line.FirstRequestWindow()
-	options, err := redis.ParseURL(line.RedisURL())
-	if err != nil {
-		line.Refuse("%v", err)
-	}
-	client := redis.NewClient(options)
+	client := line.Client()
 	ctx := context.Background()
 	line.Serve(func(identity string) (bool, error) {
 		key := "ratelimit:{" + identity + "}:go-lua-window"
