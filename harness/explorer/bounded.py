@@ -24,6 +24,9 @@ that commutes with it does not take it again. The stage counts the branches it s
 knows a command only once it waits to be sent, so a request not begun commutes with nothing:
 the reduction works between instances both inside requests, and little elsewhere.
 
+A schedule also stops where every instance is between requests in a state the stage reached
+before, at no greater cost: what can follow was run from there (``visited``).
+
 The stage ends when its bound is exhausted or its budget of schedules is spent, and says which
 (``Coverage``).
 """
@@ -40,6 +43,7 @@ from ratelimit_harness.harness.explorer.actions import Action, Advance, Crash, S
 from ratelimit_harness.harness.explorer.keys import touched
 from ratelimit_harness.harness.explorer.run import Run, RunResult
 from ratelimit_harness.harness.explorer.schedules import HAIR, Space
+from ratelimit_harness.harness.explorer.visited import Place, Visited
 from ratelimit_harness.limiters import Policy
 
 # commands that change nothing: two of them on the same key commute
@@ -114,6 +118,7 @@ class Coverage:
     bound: Bound
     schedules: int = 0  # run to their end and judged
     skipped: int = 0  # branches not taken: they commute with one taken (sleep sets)
+    merged: int = 0  # schedules stopped in a state reached before (see visited)
     complete: bool = False  # every schedule within the bound was run
     cost_done: int = -1  # every schedule of at most this cost was run
     cost_most: int = 0  # the highest cost a schedule within the bound may have
@@ -121,7 +126,10 @@ class Coverage:
 
     def describe(self) -> str:
         """One sentence: what was proved, or how far the stage got."""
-        runs = f"{self.schedules:,} schedules, {self.skipped:,} equivalent ones skipped"
+        runs = (
+            f"{self.schedules:,} schedules, {self.skipped:,} equivalent ones skipped, "
+            f"{self.merged:,} stopped at a state reached before"
+        )
         if self.complete:
             return f"every schedule of {self.bound.describe()} ({runs})"
         if self.cost_done < 0:
@@ -136,6 +144,7 @@ class Coverage:
             "bound": self.bound.describe(),
             "schedules": self.schedules,
             "skipped": self.skipped,
+            "merged": self.merged,
             "complete": self.complete,
             "cost_done": self.cost_done,
             "cost_most": self.cost_most,
@@ -206,6 +215,10 @@ class _Search:
     timed: list[_Branch] = field(default_factory=list)
     serial: Iterator[int] = field(default_factory=itertools.count)
     turn: int = 0
+    visited: Visited = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.visited = Visited(symmetric=len(self.bound.identities) == 1)
 
     def queue(self, actions: tuple[Action, ...], tally: _Tally, sleep: frozenset[Any]) -> None:
         branch = _Branch(tally.cost, len(actions), next(self.serial), actions, tally, sleep)
@@ -231,10 +244,20 @@ class _Search:
             else self.bound.switches + self.bound.faults + self.bound.time_moves
         )
 
+    def _reached_before(self, run: Run, tally: _Tally) -> bool:
+        """Whether the run is in a state reached before at no greater cost (see visited)."""
+        if any(run.busy(n) for n in range(self.bound.instances)):
+            return False
+        place = Place(tally.started, tally.last, tally.unsettled)
+        return self.visited.again(run, place, (tally.switches, tally.faults, tally.time_moves))
+
     def go_on(self, run: Run, branch: _Branch) -> None:
         """Take the free choice at every point to the schedule's end, queueing the others."""
         tally, sleep = branch.tally, branch.sleep
         while True:
+            if not sleep and not tally.ended and self._reached_before(run, tally):
+                self.coverage.merged += 1
+                return
             every = _choices(run, self.policy, self.bound, tally)
             choices = [c for c in every if c.key not in sleep]
             self.coverage.skipped += len(every) - len(choices)
@@ -264,7 +287,8 @@ class Schedules:
         place of the warm starts; the bound counts what follows it."""
         self.bound = bound
         self._search = _Search(policy, bound, Coverage(bound))
-        self._ran: list[tuple[RunResult, int, int]] = []  # outcome, cost done, skipped so far
+        # each outcome, and the cost done, branches skipped and states merged so far
+        self._ran: list[tuple[RunResult, int, int, int]] = []
         start = _Tally(started=(0,) * bound.instances)
         warm = (tuple(Through(0, bound.identities[0]) for _ in range(n)) for n in bound.warm)
         for opening in [tuple(after)] if after is not None else warm:
@@ -281,7 +305,9 @@ class Schedules:
             if coverage.schedules == len(self._ran) and not self._run_next(run_from):
                 coverage.complete, coverage.cost_done = True, most
                 return coverage
-            outcome, coverage.cost_done, coverage.skipped = self._ran[coverage.schedules]
+            outcome, coverage.cost_done, coverage.skipped, coverage.merged = self._ran[
+                coverage.schedules
+            ]
             coverage.schedules += 1
             if judge(outcome):
                 coverage.found = True
@@ -301,7 +327,10 @@ class Schedules:
             state.go_on(run, branch)
         finally:
             outcome = run.finish()
-        self._ran.append((outcome, state.cost_done, state.coverage.skipped))
+        if outcome.unseen is not None and outcome.unseen.commands:
+            state.visited.off = True  # what a client it cannot see heard is not known
+        done = state.coverage
+        self._ran.append((outcome, state.cost_done, done.skipped, done.merged))
         return True
 
 

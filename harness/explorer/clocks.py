@@ -35,15 +35,33 @@ class VirtualTime:
         self.now += seconds
 
 
+# packages whose clock readings are their own business, not kept (see InstanceClock.read):
+# Redis clients and the standard library time their own timeouts and log lines, and a test
+# tool may time a garbage collection in whichever thread it happens in
+_NOT_THE_LIMITERS = frozenset(
+    {"redis", "valkey", "hypothesis", "_pytest", "pluggy", *sys.stdlib_module_names}
+)
+
+
 class InstanceClock:
     """An app instance's clock: the true time plus its skew."""
 
     def __init__(self, true_time: VirtualTime, skew: float = 0.0) -> None:
         self.true_time = true_time
         self.skew = skew
+        self.readings: list[float] = []  # what the instance's own code read, in order
 
     def __call__(self) -> float:
         return self.true_time.now + self.skew
+
+    def read(self) -> float:
+        """The time, as the instance's thread reads it: kept in ``readings`` unless a Redis
+        client or the standard library read it (for timeouts or a log line of their own)."""
+        now = self()
+        caller = sys._getframe(2).f_globals.get("__name__", "").partition(".")[0]
+        if caller not in _NOT_THE_LIMITERS:
+            self.readings.append(now)
+        return now
 
 
 _current = threading.local()
@@ -80,13 +98,13 @@ class _Clock:
 class _Seconds(_Clock):
     def __call__(self) -> float:
         clock = _virtual()
-        return self.real() if clock is None else clock()
+        return self.real() if clock is None else clock.read()
 
 
 class _Nanoseconds(_Clock):
     def __call__(self) -> int:
         clock = _virtual()
-        return self.real() if clock is None else round(clock() * 1e9)
+        return self.real() if clock is None else round(clock.read() * 1e9)
 
 
 class _StandsFor(type):
@@ -109,7 +127,7 @@ class _VirtualDate(_datetime.date, metaclass=_StandsFor):
     @classmethod
     def today(cls) -> Any:
         clock = _virtual()
-        return super().today() if clock is None else cls.fromtimestamp(clock())
+        return super().today() if clock is None else cls.fromtimestamp(clock.read())
 
 
 class _VirtualDatetime(_datetime.datetime, metaclass=_StandsFor):
@@ -118,7 +136,7 @@ class _VirtualDatetime(_datetime.datetime, metaclass=_StandsFor):
     @classmethod
     def now(cls, tz: _datetime.tzinfo | None = None) -> Any:
         clock = _virtual()
-        return super().now(tz) if clock is None else cls.fromtimestamp(clock(), tz)
+        return super().now(tz) if clock is None else cls.fromtimestamp(clock.read(), tz)
 
     @classmethod
     def today(cls) -> Any:
@@ -129,7 +147,7 @@ class _VirtualDatetime(_datetime.datetime, metaclass=_StandsFor):
         clock = _virtual()
         if clock is None:
             return super().utcnow()
-        return cls.fromtimestamp(clock(), _datetime.UTC).replace(tzinfo=None)
+        return cls.fromtimestamp(clock.read(), _datetime.UTC).replace(tzinfo=None)
 
 
 def _replacements() -> Table:

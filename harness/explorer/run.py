@@ -107,6 +107,8 @@ class _Slot:
     sent: bool = False  # whether the request has sent a command to Redis yet
     busy: bool = False
     dead: bool = False
+    # each command the instance sent and what Redis answered, in order (see visited)
+    heard: list[tuple[str, str]] = field(default_factory=list)
 
 
 class Run:
@@ -134,6 +136,7 @@ class Run:
         self.clients: list[redis.Redis] = []
         self.background = Background(self._log, self._loose)
         self.slots = [_Slot(self._instance(n)) for n in range(setup.instances)]
+        self._named = {slot.instance.name: slot for slot in self.slots}
 
     def _instance(self, number: int) -> Instance | ProcessInstance:
         name, clock = f"app-{number}", InstanceClock(self.time)
@@ -166,6 +169,9 @@ class Run:
         """In an instance's thread, right after Redis answered one of its commands."""
         with ours(), wire.aside():
             self.expiry.after(touched(command), self.time.now, sent)
+            slot = self._named.get(instance.name)  # an instance's, not one of its actors'
+            if slot is not None:
+                slot.heard.append((repr(command), repr(reply)))
             keys = tuple(touched(command))
             what, reply_text = _show(command), _show_reply(reply)
             self._note(instance.name, COMMAND, instance.clock(), what, reply_text, keys=keys)

@@ -48,11 +48,11 @@ def test_commands_commute_on_keys_apart_or_when_both_read() -> None:
 
 def test_coverage_says_what_was_proved_and_how_far_it_got() -> None:
     bound = bounded.Bound()
-    done = bounded.Coverage(bound, schedules=1234, skipped=56, complete=True, cost_most=4)
+    done = bounded.Coverage(bound, schedules=1234, skipped=56, merged=7, complete=True, cost_most=4)
     assert done.describe() == (
         "every schedule of 2 instances x 2 requests on one identity, at most 2 switches, "
         "1 crash or stall, 1 time move to window edges and key deadlines "
-        "(1,234 schedules, 56 equivalent ones skipped)"
+        "(1,234 schedules, 56 equivalent ones skipped, 7 stopped at a state reached before)"
     )
     cut = bounded.Coverage(bound, schedules=300, cost_done=1, cost_most=4)
     assert (

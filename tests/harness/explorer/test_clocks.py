@@ -3,6 +3,7 @@ wherever the code keeps it; and everything is as it was once ``patched()`` ends.
 
 import datetime as datetime_module
 import importlib
+import logging
 import sys
 import threading
 import time
@@ -114,6 +115,22 @@ def test_each_shape_reads_the_instance_clock_in_its_thread_and_real_time_elsewhe
         assert abs(elsewhere - real()) < 1
     assert virtual == pytest.approx(VIRTUAL, abs=1e-6)
     assert abs(read() - real()) < 1
+
+
+def test_the_readings_kept_are_the_limiters_not_a_librarys() -> None:
+    clock = InstanceClock(VirtualTime(START))
+
+    def instance() -> None:
+        with reading(clock):
+            time.time()  # this module's reading: as a limiter's would be
+            logging.makeLogRecord({})  # the standard library stamps a log line with the time
+            datetime.now()
+
+    with patched():
+        thread = threading.Thread(target=instance)
+        thread.start()
+        thread.join()
+    assert clock.readings == [START, START]
 
 
 def test_the_instance_reads_time_passing_and_a_new_skew() -> None:
