@@ -184,6 +184,7 @@ class Ours:
     complete: bool = False  # every schedule within the bound was run
     capped: bool = False  # the cap's seconds passed first
     skipped: int = 0  # branches sleep sets skipped (unknown when capped)
+    merged: int = 0  # schedules stopped at a state reached before (unknown when capped)
     faults: frozenset[str] = frozenset()  # the faults the find used
 
 
@@ -219,6 +220,7 @@ def bounded_stage(
         coverage.found,
         coverage.complete,
         skipped=coverage.skipped,
+        merged=coverage.merged,
         faults=used,
     )
 
@@ -234,7 +236,11 @@ def ours(
         status = f"not finished in {cap:g} s"
     else:
         status = "budget"
-    extra: dict[str, Any] = {"complete": figures.complete, "skipped": figures.skipped}
+    extra: dict[str, Any] = {
+        "complete": figures.complete,
+        "skipped": figures.skipped,
+        "merged": figures.merged,
+    }
     if figures.found:
         used = f"the find used {' and '.join(sorted(figures.faults)) or 'no fault'}"
         note = f"{used}; {note}" if note else used
