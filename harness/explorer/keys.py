@@ -53,19 +53,24 @@ def text(value: Any) -> str:
     return value.decode(errors="replace") if isinstance(value, bytes) else str(value)
 
 
-# every key and its PTTL, in one round trip (the explorer's databases hold a few keys)
-_TTLS = """
-local found, cursor = {}, '0'
+# every key and what each of ``per_key`` (Lua expressions of ``key``) gives, in one round trip
+# (the explorer's databases hold a few keys)
+_EVERY_KEY = """
+local found, cursor = {{}}, '0'
 repeat
   local page = redis.call('SCAN', cursor, 'COUNT', 1000)
   cursor = page[1]
   for _, key in ipairs(page[2]) do
     found[#found + 1] = key
-    found[#found + 1] = redis.call('PTTL', key)
+    {per_key}
   end
 until cursor == '0'
 return found
 """
+_PTTL = "found[#found + 1] = redis.call('PTTL', key)"
+_TTLS = _EVERY_KEY.format(per_key=_PTTL)
+# DUMP serializes a value exactly (its type and contents), or is nil for a key just gone
+_STATE = _EVERY_KEY.format(per_key=f"found[#found + 1] = redis.call('DUMP', key) or ''; {_PTTL}")
 
 
 def server_ttls(client: Any) -> dict[str, float]:
@@ -74,6 +79,12 @@ def server_ttls(client: Any) -> dict[str, float]:
     flat = client.eval(_TTLS, 0)
     ttls = {text(key): int(ttl) for key, ttl in zip(flat[::2], flat[1::2], strict=True)}
     return {key: -1.0 if ttl == -1 else ttl / 1000 for key, ttl in ttls.items() if ttl != -2}
+
+
+def server_state(client: Any) -> tuple[tuple[bytes, bytes, int], ...]:
+    """Every key, its value as DUMP gives it, and its PTTL in milliseconds, in key order."""
+    flat = client.eval(_STATE, 0)
+    return tuple(sorted(zip(flat[::3], flat[1::3], flat[2::3], strict=True)))
 
 
 class ServerExpiry:

@@ -24,24 +24,11 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from ratelimit_harness.harness.explorer.instance import Instance
+from ratelimit_harness.harness.explorer.keys import server_state
 
 if TYPE_CHECKING:
     from ratelimit_harness.harness.explorer.run import Run
 
-# every key, its value as DUMP gives it, and its PTTL, in one round trip
-_KEYS = """
-local found, cursor = {}, '0'
-repeat
-  local page = redis.call('SCAN', cursor, 'COUNT', 1000)
-  cursor = page[1]
-  for _, key in ipairs(page[2]) do
-    found[#found + 1] = key
-    found[#found + 1] = redis.call('DUMP', key) or ''
-    found[#found + 1] = redis.call('PTTL', key)
-  end
-until cursor == '0'
-return found
-"""
 
 Spent = tuple[int, int, int]  # switches, faults, time moves: what reaching a state cost
 
@@ -81,8 +68,7 @@ def _state(run: Run, place: Place, symmetric: bool) -> str | None:
     """The run's state, or None where the explorer cannot know all of it (see the module)."""
     if not _known(run):
         return None
-    keys = run.admin.eval(_KEYS, 0)
-    redis_state = tuple(sorted(zip(keys[::3], keys[1::3], keys[2::3], strict=True)))
+    redis_state = server_state(run.admin)
     count = len(run.slots)
     orders = [tuple(range(count))]
     if symmetric and count == 2:
