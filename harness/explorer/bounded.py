@@ -246,7 +246,7 @@ class _Search:
 
     def _reached_before(self, run: Run, tally: _Tally) -> bool:
         """Whether the run is in a state reached before at no greater cost (see visited)."""
-        if any(run.busy(n) for n in range(self.bound.instances)):
+        if run.inside():
             return False
         place = Place(tally.started, tally.last, tally.unsettled)
         return self.visited.again(run, place, (tally.switches, tally.faults, tally.time_moves))

@@ -19,7 +19,6 @@ made a request, only what it was told and when.
 
 from __future__ import annotations
 
-from collections.abc import Hashable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -48,7 +47,7 @@ class Visited:
     """The states reached so far, each with the least it cost to reach it."""
 
     symmetric: bool  # two instances on one identity: a state and its mirror image are one
-    seen: dict[Hashable, list[Spent]] = field(default_factory=dict)
+    seen: dict[str, list[Spent]] = field(default_factory=dict)
     off: bool = False  # a client the explorer cannot see was found: states are not known
 
     def again(self, run: Run, place: Place, spent: Spent) -> bool:
@@ -65,7 +64,8 @@ class Visited:
 
 
 def _state(run: Run, place: Place, symmetric: bool) -> str | None:
-    """The run's state, or None where the explorer cannot know all of it (see the module)."""
+    """The run's state, every instance between requests, or None where the explorer cannot
+    know all of it (see the module)."""
     if not _known(run):
         return None
     redis_state = server_state(run.admin)
@@ -85,7 +85,6 @@ def _known(run: Run) -> bool:
         and not run.background.actors
         and not run.unscheduled
         and not run.errors
-        and not any(slot.busy for slot in run.slots)
     )
 
 
