@@ -18,6 +18,7 @@ from ratelimit_harness.harness.explorer import wire, wire_asyncio
 from ratelimit_harness.harness.explorer.actions import Action, Advance, Step, Through
 from ratelimit_harness.harness.explorer.background import Background, adopting
 from ratelimit_harness.harness.explorer.clocks import InstanceClock, VirtualTime, patched
+from ratelimit_harness.harness.explorer.connections import CONNECTIONS
 from ratelimit_harness.harness.explorer.faults import STRIKES
 from ratelimit_harness.harness.explorer.instance import (
     Died,
@@ -153,7 +154,7 @@ class Run:
 
     def _builder(self, build: Callable[..., Limiter]) -> Callable[[Instance], Limiter]:
         def make(instance: Instance) -> Limiter:
-            client = redis.Redis.from_url(self.setup.url)
+            client = CONNECTIONS.client(self.setup.url)
             self.clients.append(client)
             # a catalogue script gets the run's time as its now, to the microsecond: the
             # instant a server on virtual time gives as TIME, and one a Redis that keeps real
@@ -340,10 +341,13 @@ class Run:
                     self._record(slot, Died())
                 else:
                     self._record(slot, slot.instance.crash())
-        for slot in self.slots:
-            if not isinstance(slot.instance, ProcessInstance):
-                slot.instance.stop()
-                _close(slot.instance)
+        in_threads = [slot.instance for slot in self.slots if isinstance(slot.instance, Instance)]
+        for in_thread in in_threads:
+            in_thread.stop()
+        for client in self.clients:  # what they connected, the next run uses (see connections)
+            CONNECTIONS.keep(client, self.setup.url)
+        for in_thread in in_threads:
+            _close(in_thread)
         for client in self.clients:
             wire.retire(client)
         wire.unscheduled_to(None, None)  # what the limiter's threads do now is not this run's
@@ -421,7 +425,10 @@ def scheduled() -> Iterator[None]:
     """What runs need around them: virtual clocks in the instances' threads, and every
     command a limiter sends caught at its connection."""
     with patched(), wire.intercepted(*wire_asyncio.tables()), adopting():
-        yield
+        try:
+            yield
+        finally:
+            CONNECTIONS.close()
 
 
 def run_schedule(setup: Setup, actions: Iterable[Action]) -> tuple[RunResult, Verdict]:
