@@ -19,8 +19,7 @@ The explorer's side, from one thread (the asyncio loop runs in a thread the prox
 - ``wait_held(timeout)``: the oldest step held (the one sent first, among the heads of the
   program's connections), waiting up to ``timeout`` seconds for one; None if none came. A step
   sent before the call is held until released, so it is never missed. ``held()``: every step
-  held, oldest first, as the proxy's thread last left it: read at once, without waiting for a
-  turn of its loop (empty: the program is not at a point). ``on_held``, if given, is
+  held now, oldest first (empty: the program is not at a point). ``on_held``, if given, is
   called in the proxy's thread as each step comes to be held (to wake an explorer that waits on
   other things too, as a program's output); it must be quick and must not call the proxy;
 - ``settle(grace)``: every step held once the proxy has read what the program wrote to it so
@@ -172,9 +171,6 @@ class SchedulingProxy:
         self._server: asyncio.Server | None = None
         self._changed: asyncio.Event | None = None  # set whenever what is held may differ
         self._links: dict[int, _Link] = {}
-        # what is held, as the proxy's thread last left it: read by ``held`` from the
-        # explorer's thread without a turn of the loop (see ``_show_held``)
-        self._held_now: tuple[Held, ...] = ()
         self._handlers: set[asyncio.Task[None]] = set()
         self._opened = 0  # connections, numbered as they open
         self._reads = 0  # reads of the program's bytes (and connections accepted), so far
@@ -235,7 +231,7 @@ class SchedulingProxy:
         return self._call(self._wait_held(max(timeout, 0.0)), max(timeout, 0.0))
 
     def held(self) -> tuple[Held, ...]:
-        return self._held_now
+        return self._call(self._now(self._held), CONNECT_TIMEOUT)
 
     def settle(self, grace: float = 0.0) -> tuple[Held, ...]:
         return self._call(self._settle(max(grace, 0.0)), CONNECT_TIMEOUT + max(grace, 0.0))
@@ -346,7 +342,6 @@ class SchedulingProxy:
         self._send(link, command, done)
         self._forwarded += 1
         self._pump(link)
-        self._show_held()
         try:
             return await asyncio.wait_for(done, timeout)
         except TimeoutError:
@@ -385,15 +380,8 @@ class SchedulingProxy:
         self._tell()
 
     def _tell(self) -> None:
-        self._show_held()
         if self._changed is not None:
             self._changed.set()
-
-    def _show_held(self) -> None:
-        """Where what is held may have changed: a step came to be held (``_tell``, before
-        ``on_held``), one was released, a connection was dropped. One attribute, set whole, so
-        the explorer's thread reads it between two of this thread's steps, never inside one."""
-        self._held_now = self._held()
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
         """One connection of the program, for as long as it lasts."""
@@ -544,7 +532,6 @@ class SchedulingProxy:
         link.gone = True
         self._dropped += len(link.queue)
         link.queue.clear()
-        self._show_held()
 
     def _client_gone(self, link: _Link) -> None:
         """The program closed the connection: what it queued is dropped, what was forwarded is
