@@ -5,10 +5,12 @@ schedule may hold: switches, faults and time moves. By default the instances tak
 runs a whole request, then the next. A *switch* leaves that order: another instance goes on
 while the last one is inside a request (a preemption: it has sent a command and has more to
 send), or takes the turn of another between requests. A *fault* is a crash (the instance dies,
-its next command never sent) or a stall (time moves while an instance is inside a request). A
-*time move* is time passing while every instance is between requests. Time only ever moves to
-an instant that matters: just before, at and just after the next window edge, a key's deadline
-(its PTTL on the explorer's server) or a bucket's refill, and far past all of them.
+its next command never sent), a stall (time moves while an instance is inside a request) or a
+skew (between requests, one instance's clock jumps just past the next window edge it reads, or
+back to just before the start of its current window). A *time move* is time passing while every
+instance is between requests. Time only ever moves to an instant that matters: just before, at
+and just after the next window edge, a key's deadline (its PTTL on the explorer's server) or a
+bucket's refill, and far past all of them.
 
 Schedules are run in order of *cost*, the switches, faults and time moves they hold, so the
 first find is one of the shortest (the research on systematic testing finds most races within
@@ -39,7 +41,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ratelimit_harness.harness.explorer.actions import Action, Advance, Crash, Step, Through
+from ratelimit_harness.harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
 from ratelimit_harness.harness.explorer.keys import touched
 from ratelimit_harness.harness.explorer.run import Run, RunResult
 from ratelimit_harness.harness.explorer.schedules import HAIR, Space
@@ -61,9 +63,10 @@ START = "start"  # a request begun: its code runs up to its first command, sent 
 class Bound:
     """What the stage covers: ``instances`` instances, each making up to ``requests`` requests
     (instance ``n`` asks for ``identities[n % len(identities)]``), with at most ``switches``
-    switches, ``faults`` crashes and stalls, and ``time_moves`` time moves. ``crash`` and
-    ``stall`` say which faults the nemesis allows. ``warm``: whole requests that instance 0
-    makes alone first, each start tried (a fresh key, and one a request short of its budget)."""
+    switches, ``faults`` crashes, stalls and skews, and ``time_moves`` time moves. ``crash``,
+    ``stall`` and ``skew`` say which faults the nemesis allows. ``warm``: whole requests that
+    instance 0 makes alone first, each start tried (a fresh key, and one a request short of its
+    budget)."""
 
     instances: int = 2
     requests: int = 2
@@ -73,13 +76,19 @@ class Bound:
     time_moves: int = 1
     crash: bool = True
     stall: bool = True
+    skew: bool = False
     warm: tuple[int, ...] = (0,)
 
     def describe(self) -> str:
         """The bound in words, for a verdict."""
         keys = "one identity" if len(self.identities) == 1 else f"{len(self.identities)} identities"
-        crash, stall = ("crash", "crashes")[self.faults > 1], ("stall", "stalls")[self.faults > 1]
-        faults = " or ".join(name for name, on in ((crash, self.crash), (stall, self.stall)) if on)
+        kinds = [
+            ("crash", "crashes", self.crash),
+            ("stall", "stalls", self.stall),
+            ("skew", "skews", self.skew),
+        ]
+        allowed = [(one, more)[self.faults > 1] for one, more, on in kinds if on]
+        faults = " or ".join([", ".join(allowed[:-1]), allowed[-1]] if allowed[:-1] else allowed)
         moves = _count(self.time_moves, "time move", "time moves")
         parts = [
             f"{self.instances} instances x {self.requests} requests on {keys}",
@@ -107,6 +116,7 @@ def bound_for(policy: Policy, instances: int, nemeses: Sequence[str]) -> Bound:
         requests=min(budget + 1, 3),
         crash="crash" in nemeses,
         stall="stall" in nemeses,
+        skew="skew" in nemeses,
         warm=warm,
     )
 
@@ -204,7 +214,7 @@ class _Branch:
 @dataclass
 class _Search:
     """The branches not run yet, in two queues: schedules where time never moves (interleavings
-    and crashes), and schedules where it does (stalls and time moves). Each has its own order
+    and crashes), and schedules where it does (stalls, skews and time moves). Each has its own order
     of cost, and they take turns: a time move has several instants to go to at each point, so
     one queue would put every interleaving with two preemptions behind every single stall."""
 
@@ -222,7 +232,7 @@ class _Search:
 
     def queue(self, actions: tuple[Action, ...], tally: _Tally, sleep: frozenset[Any]) -> None:
         branch = _Branch(tally.cost, len(actions), next(self.serial), actions, tally, sleep)
-        timed = any(isinstance(action, Advance) for action in actions)
+        timed = any(isinstance(action, Advance | Skew) for action in actions)
         heapq.heappush(self.timed if timed else self.untimed, branch)
 
     def pop(self) -> _Branch | None:
@@ -388,6 +398,11 @@ def _choices(run: Run, policy: Policy, bound: Bound, tally: _Tally) -> list[_Cho
         # (time moving before the first request only moves every instant of the schedule)
         moved = replace(tally, time_moves=tally.time_moves + 1)
         timed += [_Choice((Advance(s),), moved) for s in instants(run, policy)]
+    if not busy and goes and bound.skew and tally.faults < bound.faults:
+        skewed = replace(tally, faults=tally.faults + 1)
+        for n in alive:
+            jumps = skews(policy, run.slots[n].instance.clock())
+            timed += [_Choice((Skew(n, s),), skewed) for s in jumps]
     return goes + timed
 
 
@@ -425,6 +440,15 @@ def instants(run: Run, policy: Policy) -> list[float]:
     marks += [ttl for ttl in run.keyspace.ours(run.expiry.snapshot(now)).values() if ttl > 0]
     near = {round(mark + hair, 3) for mark in marks for hair in (-HAIR, 0.0, HAIR)}
     return sorted(s for s in near | {round(3 * Space.period(policy), 3)} if s > 0)
+
+
+def skews(policy: Policy, reads: float) -> list[float]:
+    """How far an instance's clock, reading ``reads``, may jump: a hair past the next window
+    edge it reads, or back a hair before the start of its window (a limiter that keys windows by
+    its own clock then counts in another window than the others)."""
+    ahead = Space.edge(policy, reads)
+    back = Space.period(policy) - ahead
+    return [round(ahead + HAIR, 3), round(-(back + HAIR), 3)]
 
 
 def _commute(a: _Choice, b: _Choice) -> bool:

@@ -6,11 +6,12 @@ What follows from a state depends on nothing else, so the schedules that go on f
 run once (stateful search, as model checkers such as SPIN keep the states they have seen).
 
 An instance's code is taken to be deterministic: what it does next follows from what it heard so
-far, the replies Redis gave it and the clock readings it made (``InstanceClock.readings``). Replay
-rests on the same assumption. A state is only known where the explorer sees all of that: every
-instance a thread of the explorer's (not a program), no thread of the limiter's own running
-beside them, on the explorer's own server (where the keys and their deadlines can be read), with
-nothing sent by a client the explorer cannot see.
+far, the replies Redis gave it and the clock readings it made (``InstanceClock.readings``), and
+what its clock reads next, from its skew. Replay rests on the same assumption. A state is only
+known where the explorer sees all of that: every instance a thread of the explorer's (not a
+program), no thread of the limiter's own running beside them, on the explorer's own server
+(where the keys and their deadlines can be read), with nothing sent by a client the explorer
+cannot see.
 
 Two instances on one identity are alike: swapping them (with what each heard and did) gives the
 same future, so a state and its mirror image are one. The verdict does not ask which instance
@@ -98,6 +99,7 @@ def _seen_as(run: Run, place: Place, order: tuple[int, ...]) -> tuple[object, ..
             run.slots[old].dead,
             tuple(run.slots[old].heard),
             tuple(run.slots[old].instance.clock.readings),
+            run.slots[old].instance.clock.skew,
         )
         for old in order
     )

@@ -32,7 +32,14 @@ def test_the_default_bound_lets_one_instance_spend_a_budget_inside_a_preemption(
     assert (small.switches, small.faults, small.time_moves) == (2, 1, 1)
     large = bounded.bound_for(Policy.parse("fixed-window:limit=10,window=10"), 2, ["crash"])
     assert (large.requests, large.warm) == (3, (0, 9))  # up to 3; then from near the budget
-    assert (large.crash, large.stall) == (True, False)
+    assert (large.crash, large.stall, large.skew) == (True, False, False)
+    assert small.skew
+
+
+def test_a_clock_jumps_just_past_the_edge_it_reads_or_back_before_its_window() -> None:
+    fixed = Policy.parse(FIXED)
+    assert bounded.skews(fixed, 1800000000.0) == [10.01, -0.01]  # at a window's start
+    assert bounded.skews(fixed, 1800000007.5) == [2.51, -7.51]
 
 
 def test_commands_commute_on_keys_apart_or_when_both_read() -> None:
@@ -54,6 +61,8 @@ def test_coverage_says_what_was_proved_and_how_far_it_got() -> None:
         "1 crash or stall, 1 time move to window edges and key deadlines "
         "(1,234 schedules, 56 equivalent ones skipped, 7 stopped at a state reached before)"
     )
+    every_fault = bounded.Bound(skew=True)
+    assert "at most 2 switches, 1 crash, stall or skew, 1 time move" in every_fault.describe()
     cut = bounded.Coverage(bound, schedules=300, cost_done=1, cost_most=4)
     assert (
         ": every schedule with at most 1 of these in all (of up to 4), then part of the next"
@@ -78,6 +87,8 @@ def test_coverage_says_what_was_proved_and_how_far_it_got() -> None:
         ("token-bucket-nonatomic", BUCKET, "immortal-key", "crash"),
         # SET NX EX, then INCR: time passes the key's deadline in between
         ("fixed-window-setnx-incr", FIXED, "immortal-key", "stall"),
+        # a window keyed by the instance's own clock: one clock jumps past the window's edge
+        ("fixed-window-setnx-incr", FIXED, "over-admission", "skew"),
     ],
 )
 def test_the_stage_finds_the_chapters_races_each_time_alike(
