@@ -35,9 +35,10 @@ class _Pool(redis.ConnectionPool):
     kept: list[Any]
 
     def make_connection(self) -> Any:
-        if self.kept:
+        try:  # (a limiter's own thread may take the last one first)
             return self.kept.pop()
-        return super().make_connection()
+        except IndexError:
+            return super().make_connection()
 
 
 class Connections:
