@@ -226,11 +226,12 @@ PYPI_ROWS = (
         "sliding-window:limit=2,window=10",
         "crash,stall,skew",
         "at most limit requests in any interval (a sliding log)",
-        _needs(immortal_key="", over_admission="stall"),
+        _needs(immortal_key="", over_admission="skew"),
         "buckets/redis_bucket.py RedisBucket.put runs one Lua script (PUT_ITEM) with the "
-        "stamp time_ns() gave before it was sent: a request that stalls between the two logs "
-        "its entry as of the stamp, a window early. Its sorted set has no TTL; the Limiter's "
-        "Leaker thread trims it every 10 s (raced as an actor of its instance)",
+        "stamp time_ns() gave before it was sent: two instances whose clocks are 1 ms apart "
+        "log entries the script counts in different windows (a request that stalls between "
+        "the two does the same). Its sorted set has no TTL; the Limiter's Leaker thread trims "
+        "it every 10 s (raced as an actor of its instance)",
     ),
     Row(
         "Django REST framework 3.16.1 SimpleRateThrottle",
@@ -355,11 +356,12 @@ NPM_ROWS = (
         "sliding-window:limit=2,window=10",
         NEMESIS_ALL,
         "at most limit calls in any duration (a sliding log of Date.now() stamps)",
-        _needs(wrongful_rejection="", collision="", over_admission="stall"),
+        _needs(wrongful_rejection="", collision="", over_admission="skew"),
         "index.js removeItems sends zrem(key, ...) with key the option, a function here, not "
         "the identity's redisKey: the refused call's stamp stays in its log and every "
         "identity's undo lands on one key (fixed in 3.0.0 on GitHub, never published to npm); "
-        "the stamps are the app's clock, stale after a stall (a skew shows it too)",
+        "the stamps are the app's clock: one 3 ms off, or stale after a stall, is counted in "
+        "another window",
         runtime="node",
     ),
 )
