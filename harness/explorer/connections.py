@@ -103,7 +103,8 @@ def _fields(info: Any) -> dict[str, str]:
 
 
 def _as_fresh(fields: dict[str, str], connection: Any) -> bool:
-    """What a fresh connection of ``connection``'s settings would show."""
+    """Whether ``fields`` (its CLIENT INFO) are what a fresh connection of ``connection``'s
+    settings shows."""
     expected = {
         "flags": "N",
         "multi": "-1",
