@@ -11,7 +11,8 @@ first (``Connections.client``).
 no MULTI, no WATCH, no subscription, the database, name, user and protocol it connected with.
 A limiter that crashed between WATCH and EXEC, switched databases or subscribed leaves a
 connection that is closed, as before. A connection that still owes a reply is never kept. A
-server too old to say what a connection watches (Redis before 7.4) keeps none.
+server too old to say what a connection watches (Redis before 7.4) keeps none, and is not asked
+again until the search ends.
 
 The connections are the harness's, made from the URL it was given, for the clients it hands to
 a limiter's factory. A client the limiter builds for itself is left alone.
@@ -46,6 +47,7 @@ class Connections:
 
     def __init__(self) -> None:
         self._kept: dict[str, list[Any]] = {}
+        self._unable: set[str] = set()  # URLs of servers that cannot say what is watched
         self._pid = os.getpid()
 
     def client(self, url: str) -> redis.Redis:
@@ -59,12 +61,19 @@ class Connections:
     def keep(self, client: redis.Redis, url: str) -> None:
         """The run that ``client`` served is over: keep its idle connections that are clean
         (taking them out of its pool, so that closing the client leaves them open)."""
+        kept = self._for(url)
         idle: list[Any] = getattr(client.connection_pool, "_available_connections", [])
+        if url in self._unable:
+            return
         for connection in list(idle):
-            if _clean(connection):
+            fields = _info(connection)
+            if fields is not None and "watch" not in fields:
+                self._unable.add(url)
+                return
+            if fields is not None and _as_fresh(fields, connection):
                 idle.remove(connection)
                 connection.__dict__.pop("_harness_wire", None)  # the next run's wire is new
-                self._for(url).append(connection)
+                kept.append(connection)
 
     def close(self) -> None:
         """Close every connection kept."""
@@ -72,32 +81,30 @@ class Connections:
             for connection in kept:
                 connection.disconnect()
         self._kept.clear()
+        self._unable.clear()
 
     def _for(self, url: str) -> list[Any]:
         if os.getpid() != self._pid:  # a process forked: the sockets are the parent's
-            self._kept, self._pid = {}, os.getpid()
+            self._kept, self._unable, self._pid = {}, set(), os.getpid()
         return self._kept.setdefault(url, [])
 
 
-def _clean(connection: Any) -> bool:
-    """Whether the server sees ``connection`` as it sees one just made (see above)."""
+def _info(connection: Any) -> dict[str, str] | None:
+    """What the server says of ``connection`` (its CLIENT INFO, field by field); None where it
+    cannot be asked: it is closed, owes a reply, or does not answer."""
     owes = connection.__dict__.get("_harness_wire")
     if getattr(connection, "_sock", None) is None or (owes and (owes.owed or owes.early)):
-        return False
+        return None
     try:
         if connection.can_read():  # a reply nobody asked for
-            return False
+            return None
         with wire.aside():
             connection.send_command("CLIENT", "INFO")
             if not connection.can_read(timeout=ANSWER_WITHIN):
-                return False
+                return None
             info = connection.read_response()
     except (redis.RedisError, OSError):
-        return False
-    return _as_fresh(_fields(info), connection)
-
-
-def _fields(info: Any) -> dict[str, str]:
+        return None
     line = info.decode() if isinstance(info, bytes) else str(info)
     return dict(part.split("=", 1) for part in line.split() if "=" in part)
 
@@ -116,8 +123,6 @@ def _as_fresh(fields: dict[str, str], connection: Any) -> bool:
         "user": getattr(connection, "username", None) or "default",
         "resp": str(getattr(connection, "protocol", None) or 2),
     }
-    if "watch" not in fields:  # the server cannot say: keep nothing
-        return False
     return (
         all(fields.get(name) == value for name, value in expected.items())
         and fields.get("ssub", "0") == "0"

@@ -1,10 +1,12 @@
 """Connections kept between runs: only those the server sees as clean."""
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 import redis
 
+from ratelimit_harness.harness.explorer import connections as connections_module
 from ratelimit_harness.harness.explorer.connections import CONNECTIONS, Connections
 from ratelimit_harness.harness.explorer.run import Run, Setup, scheduled
 from ratelimit_harness.harness.provision import RedisServer
@@ -102,3 +104,28 @@ def test_runs_hand_their_connections_on_and_the_search_closes_them(
     assert CONNECTIONS._kept == {}
     assert all(connection._sock is None for connection in kept)
     admin.close()
+
+
+def test_a_server_that_cannot_say_what_is_watched_is_asked_once_a_search(
+    redis_server: RedisServer, connections: Connections, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    asked: list[Any] = []
+
+    def before_7_4(connection: Any) -> dict[str, str]:  # CLIENT INFO with no watch= field
+        asked.append(connection)
+        return {"flags": "N", "multi": "-1", "db": "0"}
+
+    monkeypatch.setattr(connections_module, "_info", before_7_4)
+    for _ in range(3):
+        client = connections.client(redis_server.url)
+        client.ping()
+        connections.keep(client, redis_server.url)
+        client.close()
+    assert len(asked) == 1
+    assert connections._kept[redis_server.url] == []
+    connections.close()  # the next search asks again
+    client = connections.client(redis_server.url)
+    client.ping()
+    connections.keep(client, redis_server.url)
+    client.close()
+    assert len(asked) == 2
