@@ -169,11 +169,11 @@ class Run:
     def _log(self, instance: Any, command: tuple[Any, ...], reply: Any, sent: float) -> None:
         """In an instance's thread, right after Redis answered one of its commands."""
         with ours(), wire.aside():
-            self.expiry.after(touched(command), self.time.now, sent)
+            keys = touched(command)
+            self.expiry.after(keys, self.time.now, sent)
             slot = self._named.get(instance.name)  # an instance's, not one of its actors'
             if slot is not None:
                 slot.heard.append((repr(command), repr(reply)))
-            keys = tuple(touched(command))
             what, reply_text = _show(command), _show_reply(reply)
             self._note(instance.name, COMMAND, instance.clock(), what, reply_text, keys=keys)
 
