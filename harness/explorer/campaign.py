@@ -86,6 +86,13 @@ def js_targets() -> list[Target]:
     ]
 
 
+def weight(target: Target) -> int:
+    """A row's cost, roughly, to start the costliest rows first when rows share the cores: one
+    search per expected flaw (one for a correct limiter), a program's about three times an
+    in-process limiter's (measured: its process and proxy make each schedule slower)."""
+    return (3 if target.limiter.startswith(EXEC) else 1) * (1 + len(target.expected))
+
+
 def _stem(target: Target) -> str:
     """The start of a row's trace files' names: its limiter's name, or a program's label."""
     return target.label if target.limiter.startswith(EXEC) else target.limiter
