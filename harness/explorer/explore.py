@@ -416,6 +416,28 @@ def _stream(setup: Setup, bound: bounded.Bound) -> bounded.Schedules:
         return _STREAMS[key]
 
 
+Drawing = tuple[Setup, Space, int, int]  # what decides the random stage's draws, seed and budget
+# the random stage's outcomes, in the order drawn, of searches that drew their whole budget: a
+# later search that would draw the same (for another kind of flaw, or what a flaw needs) judges
+# them again, not running them
+_DRAWN: OrderedDict[Drawing, list[RunResult]] = OrderedDict()
+_DRAWN_KEPT = 4
+
+
+def _drawn_before(drawing: Drawing) -> list[RunResult] | None:
+    with _STREAMS_LOCK:
+        if drawing in _DRAWN:
+            _DRAWN.move_to_end(drawing)
+        return _DRAWN.get(drawing)
+
+
+def _keep_drawn(drawing: Drawing, outcomes: list[RunResult]) -> None:
+    with _STREAMS_LOCK:
+        _DRAWN[drawing] = outcomes
+        while len(_DRAWN) > _DRAWN_KEPT:
+            _DRAWN.popitem(last=False)
+
+
 def _minimize(admin: redis.Redis, judge: _Judge) -> None:
     result = judge.result
     assert result.found is not None
@@ -443,6 +465,13 @@ def _search(
     seed: int | None,
 ) -> None:
     setup = judge.result.setup
+    judge.result.seed = seed if seed is not None else derived_seed(setup, space)
+    drawing = (setup, space, judge.result.seed, max_examples)
+    before = _drawn_before(drawing)
+    if before is not None:  # drawn whole by an earlier search: judged again, not run
+        any(judge(outcome, "search") for outcome in before)
+        return
+    outcomes: list[RunResult] = []
 
     @settings(
         max_examples=max_examples,
@@ -457,7 +486,8 @@ def _search(
     @given(st.data())
     def search(data: st.DataObject) -> None:
         try:
-            found = judge(_drawn(setup, admin, space, data), "search")
+            outcomes.append(_drawn(setup, admin, space, data))
+            found = judge(outcomes[-1], "search")
         except HypothesisException:
             raise
         except Exception as error:  # a broken run ends the search with its cause
@@ -465,7 +495,6 @@ def _search(
         if found:
             raise _Stop
 
-    judge.result.seed = seed if seed is not None else derived_seed(setup, space)
     search = fixed_seed(judge.result.seed)(search)
     try:
         search()
@@ -474,6 +503,8 @@ def _search(
             raise stop.error from None
     except Flaky as error:  # never out of a race: the search ends, and says why
         judge.result.search_ended = described(error)
+    else:
+        _keep_drawn(drawing, outcomes)
 
 
 def derived_seed(setup: Setup, space: Space) -> int:

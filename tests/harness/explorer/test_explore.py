@@ -1,11 +1,13 @@
 """The search finds the chapter's races, shrinks them, and the saved trace replays."""
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from ratelimit_harness.harness.explorer import explore as explore_module
 from ratelimit_harness.harness.explorer.explore import derived_seed, explore
-from ratelimit_harness.harness.explorer.run import Setup
+from ratelimit_harness.harness.explorer.run import RunResult, Setup
 from ratelimit_harness.harness.explorer.schedules import Space
 from ratelimit_harness.harness.explorer.stress import stress
 from ratelimit_harness.harness.explorer.trace import load, replay, save
@@ -41,6 +43,30 @@ def test_a_correct_limiter_is_not_accused(redis_server: RedisServer) -> None:
     assert found.bounded_runs == found.coverage.schedules <= 90
 
 
+def test_a_search_drawing_what_one_drew_whole_before_judges_those_schedules_again_unrun(
+    redis_server: RedisServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A search for another kind of flaw, with the same setup, faults, seed and budget, would
+    draw the same schedules: it judges the earlier outcomes. Another seed draws anew."""
+    setup = Setup("fixed-window-lua", FIXED, 2, redis_server.url)
+    first = explore(setup, max_examples=30, seed=7)
+    drawn: list[object] = []
+    real = explore_module._drawn
+
+    def counted(*args: Any) -> RunResult:
+        drawn.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(explore_module, "_drawn", counted)
+    again = explore(setup, wanted=lambda v: "immortal-key" in v.kinds, max_examples=30, seed=7)
+    assert drawn == []
+    assert again.found is None
+    assert again.examples == first.examples
+    other = explore(setup, max_examples=30, seed=8)
+    # (a draw Hypothesis cuts short, too long for its buffer, is no example)
+    assert len(drawn) >= other.examples - other.bounded_runs > 0
+
+
 def test_a_limiter_that_retries_is_not_accused_across_schedules(redis_server: RedisServer) -> None:
     """WATCH/MULTI retries whenever another instance got in between: many schedules end with
     it starved, its request unknown, and none accuses it. (Its window comes from the client's
@@ -60,6 +86,7 @@ def test_schedules_on_two_keys_show_a_key_that_two_identities_share(
     assert {op.key for op in found.found.history} == {"user:1", "user:2"}
 
 
+@pytest.mark.realtime
 def test_naive_stress_is_judged_by_the_same_checkers(redis_server: RedisServer) -> None:
     """Threads hammering with real clocks: per-process counters show at once; a correct
     limiter, the leaky bucket with its queued departures included, stays clean."""
