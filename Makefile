@@ -1,6 +1,7 @@
 # One line per target. `make race-test` is the main job; `make test` is the test suite.
 # `make unit VENV=.venv-debian PYTHON=/usr/bin/python3`: the tests on another Python, in a venv of its own
-# (UNIT_ARGS: pytest's arguments, to run part of them; TEST_ARGS for test-all: "-n 2" runs on 2 cores)
+# (UNIT_ARGS: pytest's arguments, to run part of them; TEST_ARGS for test-all: "-n 2" runs on 2 cores
+# all but the tests marked realtime, which run one at a time after the rest)
 PYTHON ?= python3
 VENV ?= .venv
 PY := $(VENV)/bin/python
@@ -41,7 +42,8 @@ study: venv
 test: lint unit
 
 test-all: lint
-	$(PY) -m pytest -m 'not corpus' --durations=20 $(TEST_ARGS)
+	$(PY) -m pytest -m 'not corpus and not realtime' --durations=20 $(TEST_ARGS)
+	$(PY) -m pytest -m 'realtime and not corpus' --durations=10
 
 lint: venv
 	$(PY) -m ruff check . && $(PY) -m ruff format --check . && $(PY) -m mypy

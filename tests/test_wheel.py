@@ -235,6 +235,7 @@ def test_race_test_runs_its_rows_and_the_javascript_ones_where_node_is(
         assert list(installed.cache.glob("ratelimit-harness/js-*/node_modules/ioredis"))
 
 
+@pytest.mark.realtime
 def test_a_short_headless_load(installed: Installed) -> None:
     ran = installed.harness(
         "load", "--limiter", "fixed-window-lua", "--duration", "3", "--instances", "2"

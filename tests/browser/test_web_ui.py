@@ -26,7 +26,7 @@ import pytest
 from tests.browser.devtools import Chromium, DevToolsError
 from tests.harness.support import ROOT, child_env, wait_for
 
-pytestmark = [pytest.mark.browser, pytest.mark.slow]
+pytestmark = [pytest.mark.browser, pytest.mark.slow, pytest.mark.realtime]
 
 RULE = "api"  # the built-in rules' /api/* endpoint, which --limiter replaces
 STARTUP, TAB, VERDICT, STOP = 30.0, 15.0, 30.0, 60.0  # seconds: every wait here ends

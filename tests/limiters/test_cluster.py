@@ -7,7 +7,7 @@ from ratelimit_harness.limiters import CATALOGUE, Policy
 from tests.clocks import ManualClock
 from tests.limiters.helpers import admitted, make
 
-pytestmark = [pytest.mark.integration, pytest.mark.cluster]
+pytestmark = [pytest.mark.integration, pytest.mark.cluster, pytest.mark.realtime]
 
 
 def budget(policy: Policy) -> int:

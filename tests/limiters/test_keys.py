@@ -57,22 +57,30 @@ def two_policies(name: str) -> tuple[Policy, Policy]:
     return policy, replace(policy, capacity=2 * (policy.capacity or 0))
 
 
+def slower(policy: Policy, times: float) -> Policy:
+    """``policy`` with its windows ``times`` as long, its rate ``times`` as slow."""
+    window = policy.window * times if policy.window is not None else None
+    rate = policy.rate / times if policy.rate is not None else None
+    return replace(policy, window=window, rate=rate)
+
+
 def in_turn(
-    asks: Sequence[tuple[Limiter, str]], clock: ManualClock, client: Any
+    asks: Sequence[tuple[Limiter, str]], clock: ManualClock, client: Any, step: float
 ) -> list[list[Decision]]:
-    """Each (limiter, identity) asked in turn, three times a round, for twelve rounds 0.25 s
-    apart (across the edge of the catalogue's 2 s windows): the decisions of each."""
+    """Each (limiter, identity) asked in turn, three times a round, for twelve rounds ``step``
+    seconds apart (0.25 s: across the edge of the catalogue's 2 s windows): the decisions of
+    each."""
     decisions: list[list[Decision]] = [[] for _ in asks]
     for _ in range(12):
         for _ in range(3):
             for (limiter, identity), seen in zip(asks, decisions, strict=True):
                 seen.append(limiter.check(identity))
-        advance(clock, client, 0.25)
+        advance(clock, client, step)
     return decisions
 
 
 def assert_independent(
-    specs: Sequence[tuple[str, Policy]], client: Any, clock: ManualClock
+    specs: Sequence[tuple[str, Policy]], client: Any, clock: ManualClock, step: float = 0.25
 ) -> set[str]:
     """Limiters built from ``specs`` hold one identity together and decide as each does alone
     (for an identity of its own, at the same instants); their keys of it are disjoint. Returns
@@ -83,7 +91,8 @@ def assert_independent(
         for (name, policy), recorder in zip(specs, recorders, strict=True)
     ]
     alone = [(limiter, f"alone:{i}") for i, limiter in enumerate(limiters)]
-    decisions = in_turn([(limiter, IDENTITY) for limiter in limiters] + alone, clock, client)
+    asks = [(limiter, IDENTITY) for limiter in limiters] + alone
+    decisions = in_turn(asks, clock, client, step)
     for spec, together, apart in zip(specs, decisions, decisions[len(specs) :], strict=False):
         assert [(d.allowed, d.remaining) for d in together] == [
             (d.allowed, d.remaining) for d in apart
@@ -156,11 +165,14 @@ def test_two_policies_of_one_kind_keep_separate_counts(
 
 @pytest.mark.integration
 @pytest.mark.cluster
+@pytest.mark.realtime  # a Cluster's keys count down in real time
 def test_on_a_cluster_every_key_of_an_identity_hashes_to_its_slot(
     cluster_client: RedisCluster, clock: ManualClock
 ) -> None:
-    specs = [(name, policy) for name in CORRECT for policy in two_policies(name)]
-    keys = assert_independent(specs, cluster_client, clock)
+    # a round of asks on a Cluster in a container takes about 0.4 s of real time, in which its
+    # keys count down: every window ten times as long, and every step between rounds
+    specs = [(name, slower(policy, 10)) for name in CORRECT for policy in two_policies(name)]
+    keys = assert_independent(specs, cluster_client, clock, step=2.5)
     assert len(keys) == len(specs)  # one key each for these limiters
     slot = cluster_client.cluster_keyslot(IDENTITY)  # the server's answer, CLUSTER KEYSLOT
     assert {cluster_client.cluster_keyslot(key) for key in keys} == {slot}

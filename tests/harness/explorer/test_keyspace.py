@@ -129,6 +129,7 @@ def test_a_redis_the_harness_started_is_flushed_between_schedules(
     assert planted.dbsize() == 1  # and a flushed Redis keeps the last run's keys, as before
 
 
+@pytest.mark.realtime
 def test_stress_without_flush_leaves_the_others_keys(
     redis_server: RedisServer, planted: redis.Redis
 ) -> None:

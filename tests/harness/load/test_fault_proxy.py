@@ -34,6 +34,8 @@ from ratelimit_harness.harness.load.fault_proxy import (
 )
 from ratelimit_harness.harness.provision import RedisServer
 
+pytestmark = pytest.mark.realtime  # on the wall clock: run one at a time
+
 WAIT = 10.0  # seconds any one wait of these tests may take
 READ = 256 * 1024  # the most one read of the proxy takes: what it may hold beyond MAX_HELD
 

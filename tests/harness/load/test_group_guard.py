@@ -11,8 +11,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from ratelimit_harness.harness.load.group_guard import guarded
 from tests.harness.support import child_env, running_for, wait_for
+
+pytestmark = pytest.mark.realtime  # on the wall clock: run one at a time
 
 
 def run_guarded(command: list[str]) -> subprocess.CompletedProcess[str]:

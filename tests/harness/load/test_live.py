@@ -22,6 +22,8 @@ from ratelimit_harness.harness.provision import RedisServer
 from tests.clocks import START, ManualClock
 from tests.harness.load.journal import Journal
 
+pytestmark = pytest.mark.realtime  # on the wall clock: run one at a time
+
 RULES = default_rules()  # login: fixed-window:limit=5,window=900
 ALLOWED, REJECTED = Outcome.ALLOWED, Outcome.REJECTED
 API_POLICY = next(r for r in RULES.all if r.name == "api").judge_policy  # 10 a second

@@ -24,7 +24,7 @@ from ratelimit_harness.harness.load.rules import default_rules
 from ratelimit_harness.harness.load.serve import start_fleet
 from ratelimit_harness.harness.provision import RedisServer
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.realtime]
 
 
 @pytest.fixture(autouse=True)

@@ -35,6 +35,8 @@ from ratelimit_harness.harness.provision.embedded import start_embedded
 from ratelimit_harness.harness.report import write_report
 from tests.harness.support import child_env, running_for
 
+pytestmark = pytest.mark.realtime  # on the wall clock: run one at a time
+
 
 def test_the_nemesis_names_faults_of_the_table() -> None:
     assert parse_nemesis("none") == ()

@@ -29,7 +29,7 @@ from ratelimit_harness.reports.load import LoadRun
 from ratelimit_harness.reports.tables import load_footer
 from tests.harness.support import child_env, running_for, wait_for
 
-pytestmark = pytest.mark.integration
+pytestmark = [pytest.mark.integration, pytest.mark.realtime]
 
 SERVICE = Path(__file__).parent / "services" / "window_service.py"
 NODE_SERVICE = Path(__file__).parents[3] / "limiters" / "js" / "service" / "server.js"
