@@ -7,7 +7,10 @@ against a real Redis (on a clean database) and its history goes through the verd
 ``wanted`` says which verdicts count as a find (any violation, or one kind). A find counts once
 it shows again on re-runs (``CONFIRM``); a run that real time reached (the server expired a key
 itself) is void, not judged. The searches of one setup, one for each kind of flaw, read the
-bounded stage's schedules from one stream (``_stream``): none is run twice.
+bounded stage's schedules from one stream (``_stream``): none is run twice. Searches that would
+draw the same random schedules (the same setup, faults, seed and budget: what one flaw needs,
+then what another needs) share them too: once the first drew them all, the next judges their
+outcomes again (``_DRAWN``).
 
 A find of either stage is shrunk by ``minimize``, on the actions themselves; Hypothesis' own
 shrinking phase is off. Measured on the catalogue's time-dependent flaws: with it, finding and
