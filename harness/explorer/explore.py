@@ -419,7 +419,8 @@ def _stream(setup: Setup, bound: bounded.Bound) -> bounded.Schedules:
         return _STREAMS[key]
 
 
-Drawing = tuple[Setup, Space, int, int]  # what decides the random stage's draws, seed and budget
+# what decides the random stage's draws: the setup, the space, the seed and the budget
+Drawing = tuple[Setup, Space, int, int]
 # the random stage's outcomes, in the order drawn, of searches that drew their whole budget: a
 # later search that would draw the same (for another kind of flaw, or what a flaw needs) judges
 # them again, not running them
@@ -472,7 +473,9 @@ def _search(
     drawing = (setup, space, judge.result.seed, max_examples)
     before = _drawn_before(drawing)
     if before is not None:  # drawn whole by an earlier search: judged again, not run
-        any(judge(outcome, "search") for outcome in before)
+        for outcome in before:
+            if judge(outcome, "search"):
+                break
         return
     outcomes: list[RunResult] = []
 
