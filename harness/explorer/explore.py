@@ -26,6 +26,7 @@ import zlib
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
+from typing import Generic, TypeVar
 
 import redis
 from hypothesis import HealthCheck, Phase, Verbosity, given, settings
@@ -401,22 +402,56 @@ def _bound(setup: Setup, space: Space) -> bounded.Bound:
     return replace(bound, identities=space.identities[:1])
 
 
-_STREAMS: OrderedDict[tuple[Setup, bounded.Bound], bounded.Schedules] = OrderedDict()
-_STREAMS_KEPT = 4  # the searches of a race-test row, or of race, read one stream each
-_STREAMS_LOCK = threading.Lock()
+K = TypeVar("K")
+V = TypeVar("V")
+
+
+class _Recent(Generic[K, V]):
+    """The values of the last ``kept`` keys used, the one used longest ago forgotten first;
+    safe across threads (the pytest plugin may run searches in several)."""
+
+    def __init__(self, kept: int) -> None:
+        self._kept = kept
+        self._values: OrderedDict[K, V] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def get(self, key: K) -> V | None:
+        with self._lock:
+            if key in self._values:
+                self._values.move_to_end(key)
+            return self._values.get(key)
+
+    def get_or_make(self, key: K, make: Callable[[], V]) -> V:
+        """The value of ``key``; where there is none, ``make()``'s, kept."""
+        with self._lock:
+            if key not in self._values:
+                self._put(key, make())
+            self._values.move_to_end(key)
+            return self._values[key]
+
+    def put(self, key: K, value: V) -> None:
+        with self._lock:
+            self._put(key, value)
+
+    def clear(self) -> None:
+        with self._lock:
+            self._values.clear()
+
+    def _put(self, key: K, value: V) -> None:
+        self._values[key] = value
+        self._values.move_to_end(key)  # a key put again is the newest
+        while len(self._values) > self._kept:
+            self._values.popitem(last=False)
+
+
+# the searches of a race-test row, or of race, read one stream each
+_STREAMS: _Recent[tuple[Setup, bounded.Bound], bounded.Schedules] = _Recent(4)
 
 
 def _stream(setup: Setup, bound: bounded.Bound) -> bounded.Schedules:
     """The bounded stage's schedules for ``setup`` within ``bound``: those already run by an
     earlier search of the same setup (one for each kind of flaw) are read again, not run."""
-    with _STREAMS_LOCK:
-        key = (setup, bound)
-        if key not in _STREAMS:
-            _STREAMS[key] = bounded.Schedules(setup.policy, bound)
-            while len(_STREAMS) > _STREAMS_KEPT:
-                _STREAMS.popitem(last=False)
-        _STREAMS.move_to_end(key)
-        return _STREAMS[key]
+    return _STREAMS.get_or_make((setup, bound), lambda: bounded.Schedules(setup.policy, bound))
 
 
 # what decides the random stage's draws: the setup, the space, the seed and the budget
@@ -424,22 +459,7 @@ Drawing = tuple[Setup, Space, int, int]
 # the random stage's outcomes, in the order drawn, of searches that drew their whole budget: a
 # later search that would draw the same (for another kind of flaw, or what a flaw needs) judges
 # them again, not running them
-_DRAWN: OrderedDict[Drawing, list[RunResult]] = OrderedDict()
-_DRAWN_KEPT = 4
-
-
-def _drawn_before(drawing: Drawing) -> list[RunResult] | None:
-    with _STREAMS_LOCK:
-        if drawing in _DRAWN:
-            _DRAWN.move_to_end(drawing)
-        return _DRAWN.get(drawing)
-
-
-def _keep_drawn(drawing: Drawing, outcomes: list[RunResult]) -> None:
-    with _STREAMS_LOCK:
-        _DRAWN[drawing] = outcomes
-        while len(_DRAWN) > _DRAWN_KEPT:
-            _DRAWN.popitem(last=False)
+_DRAWN: _Recent[Drawing, list[RunResult]] = _Recent(4)
 
 
 def _minimize(admin: redis.Redis, judge: _Judge) -> None:
@@ -471,7 +491,7 @@ def _search(
     setup = judge.result.setup
     judge.result.seed = seed if seed is not None else derived_seed(setup, space)
     drawing = (setup, space, judge.result.seed, max_examples)
-    before = _drawn_before(drawing)
+    before = _DRAWN.get(drawing)
     if before is not None:  # drawn whole by an earlier search: judged again, not run
         for outcome in before:
             if judge(outcome, "search"):
@@ -510,7 +530,7 @@ def _search(
     except Flaky as error:  # never out of a race: the search ends, and says why
         judge.result.search_ended = described(error)
     else:
-        _keep_drawn(drawing, outcomes)
+        _DRAWN.put(drawing, outcomes)
 
 
 def derived_seed(setup: Setup, space: Space) -> int:
