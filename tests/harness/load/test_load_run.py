@@ -15,6 +15,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
+import redis
 
 from ratelimit_harness.harness.cli import main
 from ratelimit_harness.harness.history import read_history
@@ -75,17 +76,25 @@ def test_the_boundary_attack_is_caught_when_judged_by_the_sliding_window(
 def test_waiting_retry_after_is_rewarded_and_refusals_carry_every_header(
     redis_server: RedisServer, tmp_path: Path
 ) -> None:
-    rules = default_rules().with_default(None, "fixed-window:limit=2,window=1")
+    rules = default_rules().with_default(None, "fixed-window:limit=2,window=2")
     with start_fleet(tmp_path, rules, redis_server.url, 2, tag="headers") as fleet:
+        _sleep_to_a_window_start(redis_server.url, window=2)  # the four requests share a window
         statuses = [_get(fleet.urls[n % 2] + "/api/x", "k")[0] for n in range(3)]
         assert statuses == [200, 200, 429]
         status, headers = _get(fleet.urls[0] + "/api/x", "k")
         assert status == 429
         for name in ("retry-after", "x-ratelimit-limit", "x-ratelimit-remaining"):
             assert name in headers
-        assert headers["ratelimit-policy"] == '"api";q=2;w=1'
+        assert headers["ratelimit-policy"] == '"api";q=2;w=2'
         time.sleep(int(headers["retry-after"]) + 0.01)
         assert _get(fleet.urls[1] + "/api/x", "k")[0] == 200
+
+
+def _sleep_to_a_window_start(url: str, window: int) -> None:
+    """Sleep until just after the Redis server's clock crosses a multiple of ``window`` seconds,
+    where a fixed window starts."""
+    seconds, micros = redis.Redis.from_url(url).time()
+    time.sleep(window - (seconds + micros / 1e6) % window + 0.02)
 
 
 def _get(url: str, api_key: str) -> tuple[int, dict[str, str]]:
