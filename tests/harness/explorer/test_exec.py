@@ -107,18 +107,36 @@ def test_a_program_that_answers_junk_fails_that_check_and_goes_on(
     assert result.decisions == 1
 
 
-def test_programs_outlive_a_run_and_a_crashed_one_is_started_anew(
+def test_programs_outlive_a_run_and_a_crashed_one_is_let_finish_after_it(
     virtual_server: RedisServer,
 ) -> None:
+    """Where the next run flushes, a crash only cuts a program off: what it holds reaches Redis
+    once the run is over, and the program goes on in the next run."""
     url, clock = virtual_server.url, virtual_server.clock_file
     setup = Setup(program("crash_after_incr.py"), FIXED, 2, url, clock_file=clock)
     run_schedule(setup, [Through(0, "a"), Through(1, "b")])
     first = POOL.resting()
     assert sorted(first) == [0, 1]
-    run_schedule(setup, [Step(0, "a"), Step(0, "a"), Crash(0), Through(1, "b")])
-    second = POOL.resting()
-    assert second == {1: first[1]}  # at rest, it went on; the crashed one is gone
-    run_schedule(setup, [Through(0, "a")])
+    crashed, _ = run_schedule(setup, [Step(0, "a"), Step(0, "a"), Crash(0), Through(1, "b")])
+    assert crashed.ttls["ratelimit:{a}:incr-expire"] == -1  # its EXPIRE, held, came after
+    assert [op.outcome for op in crashed.history] == ["unknown", "allowed"]
+    assert POOL.resting() == first
+    after, _ = run_schedule(setup, [Through(0, "a")])
+    assert [op.outcome for op in after.history] == ["allowed"]  # on a flushed database
+    assert POOL.resting() == first
+
+
+def test_on_a_redis_not_flushed_a_crashed_program_is_killed_and_started_anew(
+    virtual_server: RedisServer,
+) -> None:
+    url, clock = virtual_server.url, virtual_server.clock_file
+    setup = Setup(program("crash_after_incr.py"), FIXED, 2, url, flush=False, clock_file=clock)
+    # identities no other test uses: keys of earlier runs stay on a database not flushed
+    run_schedule(setup, [Through(0, "kept-a"), Through(1, "kept-b")])
+    first = POOL.resting()
+    run_schedule(setup, [Step(0, "kept-c"), Step(0, "kept-c"), Crash(0), Through(1, "kept-b")])
+    assert POOL.resting() == {1: first[1]}  # at rest, it went on; the crashed one is gone
+    run_schedule(setup, [Through(0, "kept-d")])
     third = POOL.resting()
     assert third[1] == first[1]
     assert third[0] not in (first[0], first[1])  # started anew
@@ -252,7 +270,8 @@ def test_where_the_database_is_not_the_harnesss_to_flush_such_a_program_is_kille
 
 def test_a_program_started_anew_is_a_spare_booted_beforehand(virtual_server: RedisServer) -> None:
     url, clock = virtual_server.url, virtual_server.clock_file
-    setup = Setup(program("crash_after_incr.py"), FIXED, 1, url, clock_file=clock)
+    # killed by its crash (on a database not flushed), so started anew
+    setup = Setup(program("crash_after_incr.py"), FIXED, 1, url, flush=False, clock_file=clock)
     crash: list[Action] = [Step(0, "a"), Crash(0)]
     run_schedule(setup, crash)
     assert POOL.spares() == {}  # the first program of its key: none needed yet
@@ -270,7 +289,8 @@ def test_a_spares_connections_to_redis_are_not_counted_unseen(virtual_server: Re
     require_programs()
     url, clock = virtual_server.url, virtual_server.clock_file
     node = EXEC + shlex.join(JS_CATALOGUE["fixed-window-incr-expire"].command())
-    setup = Setup(node, FIXED, 1, url, clock_file=clock, count_unseen=True)
+    # killed by its crash (on a database not flushed), so started anew beside its spares
+    setup = Setup(node, FIXED, 1, url, flush=False, clock_file=clock, count_unseen=True)
     admin = redis.Redis.from_url(url)
     try:
         with scheduled():
