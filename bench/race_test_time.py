@@ -47,6 +47,9 @@ def main() -> None:
         first = first or seconds
         matched &= bool(table["all_match"])
         verdicts = "all match" if table["all_match"] else "MISMATCHES (or no table)"
+        for row in table.get("rows", []):
+            if not row["matches"]:  # what went otherwise, for the next look
+                print(f"  {row['name']}: {_mismatch(row)}", file=sys.stderr)
         schedules = sum(row["examples"] for row in table.get("rows", []))
         searched = sum(row["seconds"] for row in table.get("rows", []))
         per_second = schedules / searched if searched else 0.0
@@ -64,6 +67,16 @@ def main() -> None:
     if args.json:
         print(json.dumps({"bench": "race_test_time", "rows": [*rows, explorer]}))
     sys.exit(0 if matched else 1)
+
+
+def _mismatch(row: dict[str, Any]) -> str:
+    """Why a row of race-test's table does not match the catalogue."""
+    said = [f"expected {row['expected_flaws']}, found {row['found_flaws']}"]
+    if row["replays_that_failed"]:
+        said.append(f"replays that failed: {row['replays_that_failed']}")
+    if row["unseen"]:
+        said.append(f"{row['unseen']} commands unseen")
+    return "; ".join(said)
 
 
 def _row(measure: str, what: str, value: float, unit: str, note: str) -> dict[str, Any]:
