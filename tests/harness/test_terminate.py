@@ -5,6 +5,8 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 
 CHILD = textwrap.dedent(
@@ -51,3 +53,39 @@ def test_a_pause_without_a_signal_sleeps_its_time() -> None:
         [sys.executable, "-c", child % 0.05], cwd=ROOT, capture_output=True, text=True, check=False
     )
     assert (done.returncode, done.stdout) == (0, "still running\npaused to the end\n")
+
+
+SIGNAL_AT_A_CALL = textwrap.dedent(
+    """
+    import os, signal, sys
+    from ratelimit_harness.harness.terminate import exit_on_sigterm, pause
+
+    calls = 0
+
+    def signal_at_call(frame, event, arg):
+        global calls
+        if event in ("call", "c_call"):
+            calls += 1
+            if calls == %d:
+                sys.setprofile(None)
+                os.kill(os.getpid(), signal.SIGTERM)  # handled where pause is, at this call
+
+    exit_on_sigterm()
+    sys.setprofile(signal_at_call)
+    pause(30)
+    """
+)
+
+
+@pytest.mark.parametrize("call", range(1, 13))
+def test_a_sigterm_at_any_call_inside_a_pause_exits_at_once(call: int) -> None:
+    # a handler that took a lock the pause held would wait for itself, and the process hang
+    done = subprocess.run(
+        [sys.executable, "-c", SIGNAL_AT_A_CALL % call],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=20,
+        check=False,
+    )
+    assert done.returncode == 143, done.stderr
