@@ -8,20 +8,47 @@ asyncio: ``check`` may be ``async def`` (or return an awaitable), and the factor
 ``async def``: then it is given a ``redis.asyncio.Redis`` on the same server instead, and
 awaited. Either way each limiter built runs its coroutines on an event loop of its own, kept
 while it lives (so the clients and connections made on it stay valid), and closed by ``close``.
+
+An async factory may start tasks of its own that outlive it (a loop that trims old entries
+every few seconds). Such a task runs whenever that loop runs, that is inside checks, as real
+time lets it. ``started_while_built`` tells, in a task, whether it is one of those, so that a
+driver that orders every command can say which it could not order.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import importlib
 import inspect
 import time
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote
 
 from ratelimit_harness.limiters.decision import Decision
 from ratelimit_harness.limiters.policy import Policy
+
+# the factory a task's context was copied from: set for an async factory's run, and so in every
+# task it starts (a task copies the context it is made in)
+_built_by: contextvars.ContextVar[str] = contextvars.ContextVar("built_by", default="")
+_factories: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()  # the factories' own tasks
+
+
+def started_while_built() -> str:
+    """In an asyncio task an async factory started (not the factory's own): the task, in
+    words (``leak() of module:factory``); else ""."""
+    factory = _built_by.get()
+    try:
+        task = asyncio.current_task()
+    except RuntimeError:  # no loop runs here
+        return ""
+    if not factory or task is None or task in _factories:
+        return ""
+    coroutine = task.get_coro()
+    name = getattr(coroutine, "__qualname__", task.get_name()).rpartition(".")[2]
+    return f"{name}() of {factory}"
 
 
 class PluginError(ValueError):
@@ -173,7 +200,7 @@ def plugin_builder(factory: str | Callable[..., Any]) -> Callable[..., PluginLim
             loop, owned = EventLoop(), (client,)
         try:
             made = factory(client, policy)
-            check = made if loop is None else loop.run_until_complete(made)
+            check = made if loop is None else _built(loop, made, spec)
         except Exception as error:
             if loop is not None:
                 _shut(loop, owned)
@@ -181,6 +208,19 @@ def plugin_builder(factory: str | Callable[..., Any]) -> Callable[..., PluginLim
         return PluginLimiter(check, policy, loop=loop, owned=owned)
 
     return builder
+
+
+def _built(loop: asyncio.AbstractEventLoop, made: Awaitable[Any], spec: str) -> Any:
+    """Await an async factory's answer on ``loop``, in a context that marks the tasks it
+    starts (see ``started_while_built``)."""
+
+    def run() -> Any:
+        _built_by.set(spec)
+        task = loop.create_task(_awaited(made))
+        _factories.add(task)
+        return loop.run_until_complete(task)
+
+    return contextvars.copy_context().run(run)
 
 
 def _asyncio_client(client: Any) -> Any:

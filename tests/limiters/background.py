@@ -14,6 +14,11 @@ from typing import Any
 from ratelimit_harness.limiters import Policy
 
 PERIOD = 5.0  # seconds between two rounds of a thread's work
+# KEYS[1] the identity's counter; ARGV[1] the window, in seconds: the count, its TTL set at 1
+ONE_WINDOW = """
+local count = redis.call('INCR', KEYS[1])
+if count == 1 then redis.call('EXPIRE', KEYS[1], ARGV[1]) end
+return count"""
 
 
 def _counting(client: Any, policy: Policy) -> Callable[[str], bool]:
@@ -74,3 +79,23 @@ def pooled(client: Any, policy: Policy) -> Callable[[str], bool]:
     pool = concurrent.futures.ThreadPoolExecutor(1)
     count = _counting(client, policy)
     return lambda identity: pool.submit(count, identity).result()
+
+
+async def async_trimmer(client: Any, policy: Policy) -> Callable[[str], Any]:
+    """An async factory that starts a task of its own, which outlives it: each round stamps a
+    key, then ``asyncio.sleep(PERIOD)``. The task runs whenever the limiter's loop does. Its
+    checks are a first-request window in one script, correct."""
+
+    async def trim() -> None:
+        while True:
+            await client.set("ratelimit:background:trimmed", "1", ex=60)
+            await asyncio.sleep(PERIOD)
+
+    trimming = asyncio.get_running_loop().create_task(trim())
+
+    async def check(identity: str) -> bool:
+        assert not trimming.done()  # kept running while the limiter lives
+        key, window = f"ratelimit:{{{identity}}}:count", int(policy.window or 1)
+        return int(await client.eval(ONE_WINDOW, 1, key, window)) <= (policy.limit or 1)
+
+    return check

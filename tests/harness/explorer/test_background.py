@@ -7,6 +7,7 @@ import threading
 
 import pytest
 
+from ratelimit_harness.harness.cli import main
 from ratelimit_harness.harness.explorer.actions import Action, Advance, Through
 from ratelimit_harness.harness.explorer.background import QUIET
 from ratelimit_harness.harness.explorer.run import RunResult, Setup, run_schedule
@@ -96,3 +97,37 @@ def test_a_thread_pool_a_check_waits_on_is_left_alone(virtual_server: RedisServe
     result = race(virtual_server, "pooled", [Through(0, "a"), Through(1, "a")])
     assert not [line for line in lines(result) if "~" in line[0] or "waits where" in line[2]]
     assert result.unscheduled == 2
+
+
+def test_a_task_an_async_factory_left_running_is_counted_as_unscheduled_on_any_server(
+    virtual_server: RedisServer,
+) -> None:
+    """Its commands run inside checks, as real time lets them, so no schedule placed them: the
+    run counts them as it counts an unseen client's (on a server whose log is not counted too),
+    naming the task. The factory's own commands, and the checks', are not among them."""
+    setup = Setup(f"{PLUGINS}:async_trimmer", FIXED, 2, virtual_server.url)
+    assert not setup.count_unseen  # the server's log is not read: only the task is counted
+    result = run_schedule(setup, [Through(0, "a"), Through(1, "a")])[0]
+    assert result.unseen is not None
+    assert result.unseen.commands >= 2  # one, at least, of each instance's task
+    task = f"trim() of {PLUGINS}:async_trimmer"
+    assert result.unseen.first == [
+        f"SET ratelimit:background:trimmed 1 EX 60 (by {task}, started as it was built)"
+    ]
+    assert [op.outcome for op in result.history] == ["allowed", "allowed"]
+
+
+def test_race_refuses_a_limiter_whose_async_factory_left_a_task_running(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Exit 2 with the task named; --allow-unscheduled judges what was scheduled (clean), on
+    the explorer's own server."""
+    policy = "fixed-window:limit=5,window=10,anchor=first"  # its window starts at a first INCR
+    args = ["race", "--limiter", f"{PLUGINS}:async_trimmer", "--policy", policy,
+            "--nemesis", "none", "--max-examples", "20", "--seed", "1"]  # fmt: skip
+    assert main(args) == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith("error: Redis ran ")
+    assert f"(by trim() of {PLUGINS}:async_trimmer, started as it was built)" in error
+    assert main([*args, "--allow-unscheduled"]) == 0
+    assert "; judged without them" in capsys.readouterr().out
