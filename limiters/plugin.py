@@ -11,8 +11,8 @@ while it lives (so the clients and connections made on it stay valid), and close
 
 An async factory may start tasks of its own that outlive it (a loop that trims old entries
 every few seconds). Such a task runs whenever that loop runs, that is inside checks, as real
-time lets it. ``started_while_built`` tells, in a task, whether it is one of those, so that a
-driver that orders every command can say which it could not order.
+time lets it. ``in_a_build`` tells whether a task made now is one of those, so that a driver
+that orders every command can order that task's too.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import contextvars
 import importlib
 import inspect
 import time
-import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote
@@ -30,25 +29,20 @@ from urllib.parse import quote
 from ratelimit_harness.limiters.decision import Decision
 from ratelimit_harness.limiters.policy import Policy
 
-# the factory a task's context was copied from: set for an async factory's run, and so in every
-# task it starts (a task copies the context it is made in)
-_built_by: contextvars.ContextVar[str] = contextvars.ContextVar("built_by", default="")
-_factories: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()  # the factories' own tasks
+# set for an async factory's run, and so in every task it starts (a task copies the context it
+# is made in)
+_building: contextvars.ContextVar[bool] = contextvars.ContextVar("building", default=False)
 
 
-def started_while_built() -> str:
-    """In an asyncio task an async factory started (not the factory's own): the task, in
-    words (``leak() of module:factory``); else ""."""
-    factory = _built_by.get()
+def in_a_build() -> bool:
+    """Whether an async factory runs here, or a task it started: a task made here outlives
+    the build."""
+    if not _building.get():
+        return False
     try:
-        task = asyncio.current_task()
-    except RuntimeError:  # no loop runs here
-        return ""
-    if not factory or task is None or task in _factories:
-        return ""
-    coroutine = task.get_coro()
-    name = getattr(coroutine, "__qualname__", task.get_name()).rpartition(".")[2]
-    return f"{name}() of {factory}"
+        return asyncio.current_task() is not None
+    except RuntimeError:  # no loop runs here: the factory's own task is about to be made
+        return False
 
 
 class PluginError(ValueError):
@@ -200,7 +194,7 @@ def plugin_builder(factory: str | Callable[..., Any]) -> Callable[..., PluginLim
             loop, owned = EventLoop(), (client,)
         try:
             made = factory(client, policy)
-            check = made if loop is None else _built(loop, made, spec)
+            check = made if loop is None else _built(loop, made)
         except Exception as error:
             if loop is not None:
                 _shut(loop, owned)
@@ -210,15 +204,13 @@ def plugin_builder(factory: str | Callable[..., Any]) -> Callable[..., PluginLim
     return builder
 
 
-def _built(loop: asyncio.AbstractEventLoop, made: Awaitable[Any], spec: str) -> Any:
+def _built(loop: asyncio.AbstractEventLoop, made: Awaitable[Any]) -> Any:
     """Await an async factory's answer on ``loop``, in a context that marks the tasks it
-    starts (see ``started_while_built``)."""
+    starts (see ``in_a_build``)."""
 
     def run() -> Any:
-        _built_by.set(spec)
-        task = loop.create_task(_awaited(made))
-        _factories.add(task)
-        return loop.run_until_complete(task)
+        _building.set(True)
+        return loop.run_until_complete(_awaited(made))
 
     return contextvars.copy_context().run(run)
 

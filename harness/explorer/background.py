@@ -22,10 +22,20 @@ actors were started, and a leak thread that sleeps 10 s runs again at the first 
 the schedule's time has moved 10 s: the same in every run of the schedule, each command in the
 trace under the actor's name.
 
+An async factory may start asyncio tasks that outlive it (a loop that trims old entries every
+few seconds). Left alone, such a task would run whenever the limiter's event loop runs, that is
+inside some check, as real time lets it. A task the factory starts (not a Redis client's or
+asyncio's own helper) is adopted too, as a ``TaskActor``: it begins at its first turn, and at
+each point and each sleep it waits on a future of its loop that only the explorer resolves, so
+it never runs inside a check. The explorer runs that loop for it, in a thread of its own, at a
+boundary where the instance is between requests (its loop idle), until the task waits again.
+The tasks it starts in turn go with it, under its name (it awaits them, as a rule). At the
+run's end the limiter's loop is closed, and its tasks cancelled.
+
 An actor that neither reaches a point nor sleeps within ``QUIET`` seconds (it waits on a queue,
 a lock, a socket of its own) cannot be scheduled: it is noted once in the trace, and from then
-on not waited for. When the run ends, every actor is ended: its next point or sleep raises
-``RunOver`` (not an Exception, so a limiter's ``except Exception`` does not catch it).
+on not waited for. When the run ends, every thread actor is ended: its next point or sleep
+raises ``RunOver`` (not an Exception, so a limiter's ``except Exception`` does not catch it).
 """
 
 from __future__ import annotations
@@ -36,16 +46,19 @@ import contextlib
 import contextvars
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Coroutine, Iterator
 from dataclasses import dataclass
 from typing import Any
 
-from ratelimit_harness.harness.explorer.clocks import InstanceClock, reading
-from ratelimit_harness.harness.explorer.wire import gated
+from ratelimit_harness.harness.errors import described
+from ratelimit_harness.harness.explorer.clocks import NOT_THE_LIMITERS, InstanceClock, reading
+from ratelimit_harness.harness.explorer.wire import gate_to, gated
+from ratelimit_harness.limiters.plugin import in_a_build
 
 QUIET = 1.0  # seconds an actor may run before it is taken to block where nothing schedules it
 TURNS = 100  # points an actor may pass at one boundary; the rest wait for the next
 RUNNING, AT_POINT, ASLEEP, ENDED = "running", "at a point", "asleep", "ended"
+NEW = "not begun"  # a task made and not yet run: it runs to its first point or sleep
 
 Log = Callable[[Any, tuple[Any, ...], Any, float], None]  # (actor, command, reply, sent)
 Note = Callable[[str, str], None]  # (actor's name, what happened)
@@ -66,6 +79,11 @@ class _Owner:
 
 _owner: contextvars.ContextVar[_Owner | None] = contextvars.ContextVar("owner", default=None)
 _actor = threading.local()  # .actor: the Actor this thread is, in an actor's thread
+# in an adopted task: the TaskActor it is (set in the task's own context)
+_task_actor: contextvars.ContextVar[TaskActor | None] = contextvars.ContextVar(
+    "task_actor", default=None
+)
+_real_asyncio_sleep = asyncio.sleep  # the explorer's own waits on a task's loop
 
 
 class Actor:
@@ -127,13 +145,102 @@ class Actor:
         self._changed.notify_all()
 
 
+class TaskActor:
+    """One adopted asyncio task (see the module's text). It parks on a future of its loop at
+    each point and sleep; ``go`` wakes it and runs the loop (in a thread of the explorer's) until
+    it parks again, ends, or has run ``QUIET`` seconds."""
+
+    def __init__(self, name: str, clock: InstanceClock, log: Log, note: Note, loop: Any):
+        self.name, self.clock, self._log, self._note, self.loop = name, clock, log, note, loop
+        self.task: asyncio.Task[Any] | None = None  # set once it is made
+        self.state = NEW
+        self.due = 0.0  # asleep: the instant of its clock it wakes at
+        self.loose = False  # it waited where nothing schedules it: not run again
+        self.over = False
+        self.pending: tuple[Any, ...] | None = None  # at a point: the command it is about to send
+        self._wake: asyncio.Future[None] | None = None
+
+    # --- the task (on its loop) ------------------------------------------------------------
+
+    async def run(self, coroutine: Coroutine[Any, Any, Any]) -> Any:
+        """The task's coroutine, begun at its first turn, not as it is made (inside the
+        build, on real time)."""
+        try:
+            await self._park(NEW)
+        except BaseException:
+            coroutine.close()  # never begun: nothing of it runs
+            raise
+        return await coroutine
+
+    def point(self, command: tuple[Any, ...]) -> Awaitable[None]:
+        """Before one of its commands: what its connection awaits (wire_asyncio)."""
+        self.pending = command
+        return self._park(AT_POINT)
+
+    def log(self, command: tuple[Any, ...], reply: Any, sent: float) -> None:
+        self._log(self, command, reply, sent)
+
+    async def sleep(self, seconds: float) -> None:
+        self.due = self.clock() + max(seconds, 0.0)
+        await self._park(ASLEEP)
+
+    async def _park(self, state: str) -> None:
+        self.state, self._wake = state, self.loop.create_future()
+        await self._wake  # cancelled when the limiter closes its loop, at the run's end
+        self.pending = None
+
+    # --- the explorer's thread -------------------------------------------------------------
+
+    def ready(self) -> bool:
+        """Whether it can go on now: its loop idle (its instance between requests), and it
+        new, at a point, or asleep past its end."""
+        if self.over or self.loose or self.loop.is_closed() or self.loop.is_running():
+            return False
+        due = self.state == ASLEEP and self.clock() >= self.due
+        return self.state in (NEW, AT_POINT) or due
+
+    def go(self) -> None:
+        wake, self._wake = self._wake, None
+        self.state = RUNNING
+        if wake is not None and not wake.done():
+            wake.set_result(None)
+        deadline = self.loop.time() + QUIET  # the limiter's loop keeps real time
+
+        def run() -> None:  # in a thread of its own: the explorer's own commands pass unseen
+            with reading(self.clock):
+                self.loop.run_until_complete(self._until_parked(deadline))
+
+        runner = threading.Thread(target=run, name=self.name, daemon=True)
+        runner.start()
+        runner.join()
+        if self.task is not None and self.task.done():
+            self.state = ENDED
+            error = None if self.task.cancelled() else self.task.exception()
+            if error is not None:
+                self._note(self.name, f"ends on {described(error)}")
+        elif self.state == RUNNING:
+            self.loose = True
+            self._note(
+                self.name,
+                f"runs {QUIET:g} s without a command or a sleep (it waits where nothing "
+                "schedules it): not run again",
+            )
+
+    async def _until_parked(self, deadline: float) -> None:
+        task = self.task
+        while self.state == RUNNING and not (task is not None and task.done()):
+            if self.loop.time() >= deadline:
+                return
+            await _real_asyncio_sleep(0.0005)
+
+
 class Background:
     """The actors of one run (see the module's text)."""
 
     def __init__(self, log: Log, note: Note) -> None:
         self._log, self._note = log, note
         self._changed = threading.Condition()
-        self.actors: list[Actor] = []
+        self.actors: list[Actor | TaskActor] = []
 
     @contextlib.contextmanager
     def owned_by(self, instance: str, clock: InstanceClock) -> Iterator[None]:
@@ -165,6 +272,20 @@ class Background:
         with self._changed:
             self.actors.append(actor)
 
+    def adopt_task(
+        self, owner: _Owner, loop: Any, named: str | Coroutine[Any, Any, Any]
+    ) -> TaskActor:
+        """A task about to be made on ``loop``: ``owner.instance``'s, named after its given
+        name, else its coroutine's."""
+        if isinstance(named, str):
+            name = named
+        else:
+            name = getattr(named, "__qualname__", "task").rpartition(".")[2]
+        actor = TaskActor(f"{owner.instance}~{name}", owner.clock, self._log, self._note, loop)
+        with self._changed:
+            self.actors.append(actor)
+        return actor
+
     def settle(self) -> None:
         """Let the actors run until none is ready: each in turn, once all are quiet."""
         turns = dict.fromkeys(self.actors, 0)
@@ -187,7 +308,11 @@ class Background:
     def _wait_quiet(self) -> None:
         """Wait until no actor runs (one that runs ``QUIET`` s is let loose, and noted)."""
         while True:
-            running = [a for a in self.actors if a.state == RUNNING and not a.loose]
+            running = [
+                a
+                for a in self.actors
+                if isinstance(a, Actor) and a.state == RUNNING and not a.loose
+            ]
             if not running:
                 return
             now = time.monotonic()
@@ -211,6 +336,7 @@ def adopting() -> Iterator[None]:
         (threading.Event, "wait", _event_wait),
         (time, "sleep", _sleep),
         (asyncio, "sleep", _asyncio_sleep),
+        (asyncio.BaseEventLoop, "create_task", _create_task),
     ]
     originals = [(owner, name, getattr(owner, name)) for owner, name, _ in patches]
     for owner, name, wrap in patches:
@@ -234,6 +360,14 @@ def _start(original: Callable[..., Any]) -> Callable[..., Any]:
         original(self)
 
     return start
+
+
+def _helper(coroutine: Any) -> bool:
+    """Whether ``coroutine`` is a Redis client's or the standard library's own (a command's
+    timeout, a gather): a step of whatever awaits it, not a task of the limiter's."""
+    frame = getattr(coroutine, "cr_frame", None)
+    module = frame.f_globals.get("__name__", "") if frame is not None else ""
+    return module.partition(".")[0] in NOT_THE_LIMITERS
 
 
 def _pool_worker(thread: threading.Thread) -> bool:
@@ -266,10 +400,31 @@ def _event_wait(original: Callable[..., bool]) -> Callable[..., bool]:
 
 def _asyncio_sleep(original: Callable[..., Any]) -> Callable[..., Any]:
     async def sleep(delay: float, result: Any = None) -> Any:
-        actor = _current()
-        if actor is not None and delay > 0:
+        actor, task_actor = _current(), _task_actor.get()
+        if task_actor is not None and delay > 0:
+            await task_actor.sleep(delay)
+            delay = 0
+        elif actor is not None and delay > 0:
             actor.sleep(delay)  # blocks the actor's own event loop, which only it uses
             delay = 0
         return await original(delay, result)
 
     return sleep
+
+
+def _create_task(original: Callable[..., Any]) -> Callable[..., Any]:
+    def create_task(loop: Any, coroutine: Any, **options: Any) -> Any:
+        """A task an async factory makes as the limiter is built (not a client's or asyncio's
+        helper) is a TaskActor of the instance: its context says so, and the actor is its gate.
+        The tasks it makes in turn share its context, so its gate: it awaits them, as a rule."""
+        owner = _owner.get()
+        if owner is None or _task_actor.get() or not in_a_build() or _helper(coroutine):
+            return original(loop, coroutine, **options)  # (a task's helpers go with it)
+        actor = owner.background.adopt_task(owner, loop, options.get("name") or coroutine)
+        context = options.pop("context", None) or contextvars.copy_context()
+        context.run(_task_actor.set, actor)
+        context.run(gate_to, actor)
+        actor.task = original(loop, actor.run(coroutine), context=context, **options)
+        return actor.task
+
+    return create_task

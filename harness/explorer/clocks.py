@@ -38,7 +38,7 @@ class VirtualTime:
 # packages whose clock readings are their own business, not kept (see InstanceClock.read):
 # Redis clients and the standard library time their own timeouts and log lines, and a test
 # tool may time a garbage collection in whichever thread it happens in
-_NOT_THE_LIMITERS = frozenset(
+NOT_THE_LIMITERS = frozenset(
     {"redis", "valkey", "hypothesis", "_pytest", "pluggy", *sys.stdlib_module_names}
 )
 
@@ -59,7 +59,7 @@ class InstanceClock:
         client or the standard library read it (for timeouts or a log line of their own)."""
         now = self()
         caller = sys._getframe(2).f_globals.get("__name__", "").partition(".")[0]
-        if caller not in _NOT_THE_LIMITERS:
+        if caller not in NOT_THE_LIMITERS:
             self.readings.append(now)
         return now
 

@@ -48,10 +48,9 @@ from ratelimit_harness.harness.history.races import (
 )
 from ratelimit_harness.harness.provision.virtual_time import ServerClock
 from ratelimit_harness.limiters import Decision, Limiter, Policy, name_of, resolve
-from ratelimit_harness.limiters.plugin import PluginLimiter, started_while_built
+from ratelimit_harness.limiters.plugin import PluginLimiter
 from ratelimit_harness.limiters.program import EXEC
 
-FIRST_UNPLACED = 3  # commands of a factory's tasks shown at most, of one run
 RECOUNTS = 3  # counts of unseen commands at most, in one run (see Run._count_unseen)
 
 
@@ -127,8 +126,6 @@ class Run:
         self.keyspace = Keyspace(admin, flush=setup.flush, real_time=self.expiry.real_time)
         self.unseen = Unseen(admin) if setup.count_unseen else None
         self.unscheduled = 0
-        # commands of asyncio tasks an async factory started (see _unscheduled): the first few
-        self.unplaced, self.first_unplaced = 0, list[str]()
         self.off_clock = OffClock()
         self.faults: set[str] = set()
         wire.unscheduled_to(self._unscheduled, self._thread_ended)
@@ -194,12 +191,6 @@ class Run:
         """A command of a thread the limiter started: it ran when it came, not when chosen."""
         self.unscheduled += 1
         what, keys = f"(unscheduled) {_show(command)}", tuple(touched(command))
-        task = started_while_built()
-        if task:  # it runs whenever its loop does, as real time lets it: counted as unseen
-            self.unplaced += 1
-            line = f"{_show(command)} (by {task}, started as it was built)"
-            if len(self.first_unplaced) < FIRST_UNPLACED and line not in self.first_unplaced:
-                self.first_unplaced.append(line)
         self._note(_lane(thread), UNSCHEDULED, self.time.now, what, _show_reply(reply), keys=keys)
 
     def enabled(self) -> Iterator[int]:
@@ -373,10 +364,6 @@ class Run:
         expired = self.keyspace.close(ttls)  # by real time: counted only where time is real
         void = f"the server expired {expired} key(s) by real time" if expired else ""
         unseen = self._count_unseen()
-        if self.unplaced:
-            server = unseen or Count()
-            first = [*self.first_unplaced, *server.first][:FIRST_UNPLACED]
-            unseen = Count(server.commands + self.unplaced, first)
         for instance in self._draining:
             instance.drain()
         for number, slot in enumerate(self.slots):

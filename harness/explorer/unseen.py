@@ -19,11 +19,6 @@ Counted only on a server the harness started as a process of its own (``countabl
 log and configuration of a Redis it was given are its owner's, and another client's commands
 there could not be told from the limiter's; a container's sees its clients through Docker's
 port mapping, under addresses that are not theirs.
-
-A run adds to its count the commands of asyncio tasks an async factory started and left
-running (``limiters.plugin.started_while_built``): their client is seen, but such a task runs
-whenever its loop does, inside some check, as real time lets it, so no schedule placed them
-either. Those are counted on any server.
 """
 
 from __future__ import annotations
@@ -103,7 +98,7 @@ def _shown(command: str) -> str:
 def said(count: int, first: list[str]) -> str:
     """What reached the server unseen, in words."""
     return (
-        f"Redis ran {count} command{'s' * (count != 1)} the explorer could not schedule: for "
-        "clients it cannot see (not redis-py's or valkey-py's connections), or for tasks an "
-        f"async factory started (the first: {'; '.join(first)})"
+        f"Redis ran {count} command{'s' * (count != 1)} for clients the explorer cannot see "
+        f"(not redis-py's or valkey-py's connections), none of them scheduled (the first: "
+        f"{'; '.join(first)})"
     )

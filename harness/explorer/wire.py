@@ -39,7 +39,7 @@ import contextvars
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -80,8 +80,9 @@ NOSCRIPT = tuple(library.exceptions.NoScriptError for library in _libraries())
 class Gate(Protocol):
     """An app instance, as the connection sees it."""
 
-    def point(self, command: tuple[Any, ...]) -> None:
-        """Wait for the explorer's turn to send ``command`` (may raise to stop the thread)."""
+    def point(self, command: tuple[Any, ...]) -> Awaitable[None] | None:
+        """Wait for the explorer's turn to send ``command`` (may raise to stop the thread); an
+        asyncio task's gate returns what its connection awaits instead (see background)."""
 
     def log(self, command: tuple[Any, ...], reply: Any, sent: float) -> None:
         """``command`` was answered ``reply`` (an exception for an error reply)."""
@@ -172,6 +173,12 @@ def gated(gate: Gate) -> Iterator[None]:
         yield
     finally:
         _gate.reset(token)
+
+
+def gate_to(gate: Gate) -> None:
+    """Run in a context an asyncio task is about to be made with: its commands are points of
+    ``gate`` (see background's TaskActor)."""
+    _gate.set(gate)
 
 
 @contextlib.contextmanager

@@ -60,7 +60,9 @@ async def _before(connection: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
         read = type(connection).read_response.original
         while held.owed:  # what was sent before must have run before this may go
             held.early.append(await _read(read, connection, held))
-        gate.point(logged or args)
+        turn = gate.point(logged or args)
+        if turn is not None:  # a task's point: it waits on its own loop (see background)
+            await turn
     return wire.owe(held, gate, args, logged)
 
 

@@ -82,13 +82,13 @@ def pooled(client: Any, policy: Policy) -> Callable[[str], bool]:
 
 
 async def async_trimmer(client: Any, policy: Policy) -> Callable[[str], Any]:
-    """An async factory that starts a task of its own, which outlives it: each round stamps a
-    key, then ``asyncio.sleep(PERIOD)``. The task runs whenever the limiter's loop does. Its
-    checks are a first-request window in one script, correct."""
+    """An async factory that starts a task of its own, which outlives it: each round stamps the
+    time it reads, then ``asyncio.sleep(PERIOD)``. Its checks are a first-request window in one
+    script, correct."""
 
     async def trim() -> None:
         while True:
-            await client.set("ratelimit:background:trimmed", "1", ex=60)
+            await client.set("ratelimit:background:trimmed", f"{time.time():.3f}", ex=60)
             await asyncio.sleep(PERIOD)
 
     trimming = asyncio.get_running_loop().create_task(trim())
