@@ -24,7 +24,7 @@ MARKER = ".pins"  # in each directory: its pins, one a line, written once pip ha
 
 
 def installed(row: Row) -> bool:
-    if row.shared:
+    if row.in_corpus_extra:
         return not missing_from_environment(row)
     marker = ROOT / row.directory / MARKER
     return marker.is_file() and marker.read_text() == _pin_lines(row)
@@ -80,7 +80,7 @@ def main() -> int:
     for row in ROWS:
         if row.runtime == "node" and npm_path() is None:
             print(f"corpus: npm is missing, {row.library} left out")
-        elif row.shared:
+        elif row.in_corpus_extra:
             missing.update(missing_from_environment(row))
         elif not installed(row):
             print(f"corpus: installing {' '.join(row.pins)} into {row.directory}")

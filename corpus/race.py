@@ -41,11 +41,11 @@ class Raced:
 
 
 def _limiter(row: Row) -> str:
-    """The row's limiter as the race is given it: a program's files of the project made
-    absolute, since the race runs in a directory of its own."""
-    if not row.limiter.startswith(EXEC):
-        return row.limiter
-    words = shlex.split(row.limiter.removeprefix(EXEC))
+    """The row's wrapper as the race is given it (--limiter): a program's files of the project
+    made absolute, since the race runs in a directory of its own."""
+    if not row.wrapper.startswith(EXEC):
+        return row.wrapper
+    words = shlex.split(row.wrapper.removeprefix(EXEC))
     return EXEC + shlex.join(
         str(ROOT / word) if (ROOT / word).is_file() else word for word in words
     )
@@ -56,7 +56,7 @@ def race(row: Row, workdir: Path) -> Raced:
     command = [sys.executable, "-m", "ratelimit_harness", "race", "--limiter", _limiter(row)]
     command += ["--policy", row.policy, "--nemesis", row.nemesis, "--seed", str(SEED)]
     command += ["--max-examples", str(MAX_EXAMPLES), "--json", str(summary), "--trace", str(traces)]
-    paths = [str(ROOT)] if row.shared else [str(ROOT / row.directory), str(ROOT)]
+    paths = [str(ROOT)] if row.in_corpus_extra else [str(ROOT / row.directory), str(ROOT)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     if row.runtime == "node":
         env["CORPUS_NPM_DIR"] = str(ROOT / row.directory)

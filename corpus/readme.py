@@ -23,7 +23,7 @@ def verdict(expected: Mapping[str, frozenset[str]]) -> str:
 def _line(row: Row) -> str:
     cells = (
         f"`{row.library}`",
-        f"{row.raced}: {row.claims}",
+        f"{row.raced_api}: {row.claims}",
         f"`{row.policy}`, `--nemesis {row.nemesis}`",
         verdict(row.expected),
         row.reason,

@@ -22,19 +22,19 @@ from dataclasses import dataclass, field
 NEMESIS_ALL = "crash,stall,skew"
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Row:
-    name: str
+    name: str  # unique; its slug names the row's test and the files its race writes
     pins: tuple[str, ...]  # the library first, then what it needs that the harness lacks
-    shared: bool  # True: pins come from the `corpus` extra; False: a directory of their own
-    limiter: str  # the wrapper, as module:attribute (python) or exec:node corpus/npm/... (node)
-    raced: str  # the class or function of the library that the wrapper calls
-    policy: str
-    nemesis: str
+    in_corpus_extra: bool  # pins from the `corpus` extra (True) or a directory of their own
+    wrapper: str  # given as --limiter: module:attribute (python) or exec:node corpus/npm/... (node)
+    raced_api: str  # the class or function of the library that the wrapper calls
+    policy: str  # given as --policy
+    nemesis: str  # given as --nemesis: the faults the race may inject, or "none"
     claims: str  # what the library promises, in its own terms
-    expected: Mapping[str, frozenset[str]]
-    reason: str
-    waits_for: tuple[str, ...] = field(default=())
+    expected: Mapping[str, frozenset[str]]  # the verdict: see the module's text
+    reason: str  # the library's own issue, or its released file and function
+    waits_for: tuple[str, ...] = field(default=())  # engine changes the verdict needs
     runtime: str = "python"  # or "node": a release from npm (see the module's text)
 
     @property
@@ -78,189 +78,215 @@ DJANGO = ("Django==5.2.8", "asgiref==3.11.0", "sqlparse==0.5.3")
 
 PYPI_ROWS = (
     Row(
-        "limits 1.2.0 fixed window",
-        ("limits==1.2.0", *LIMITS_1),
-        False,
-        "corpus.limits:fixed_window",
-        "FixedWindowRateLimiter on RedisStorage",
-        "fixed-window:limit=2,window=10,anchor=first",
-        "crash",
-        "a fixed window from the first hit",
-        _needs(immortal_key="crash", wrongful_rejection="crash"),
-        'alisaifee/limits#14 ("redis hit has a race condition"): limits/storage.py '
-        "RedisInteractor.incr sends INCR, then EXPIRE when the count is 1; an app server that "
-        "dies between them leaves a counter with no TTL, whose key (no window in its name) "
-        "then refuses that identity for good: once a window has passed, a refusal with one "
-        "admission in the new window (the crashed request's, at the most) is wrongful",
+        name="limits 1.2.0 fixed window",
+        pins=("limits==1.2.0", *LIMITS_1),
+        in_corpus_extra=False,
+        wrapper="corpus.limits:fixed_window",
+        raced_api="FixedWindowRateLimiter on RedisStorage",
+        policy="fixed-window:limit=2,window=10,anchor=first",
+        nemesis="crash",
+        claims="a fixed window from the first hit",
+        expected=_needs(immortal_key="crash", wrongful_rejection="crash"),
+        reason=(
+            'alisaifee/limits#14 ("redis hit has a race condition"): limits/storage.py '
+            "RedisInteractor.incr sends INCR, then EXPIRE when the count is 1; an app server that "
+            "dies between them leaves a counter with no TTL, whose key (no window in its name) "
+            "then refuses that identity for good: once a window has passed, a refusal with one "
+            "admission in the new window (the crashed request's, at the most) is wrongful"
+        ),
     ),
     Row(
-        "limits 1.2.1 fixed window",
-        ("limits==1.2.1", *LIMITS_1),
-        False,
-        "corpus.limits:fixed_window",
-        "FixedWindowRateLimiter on RedisStorage",
-        "fixed-window:limit=2,window=10,anchor=first",
-        NEMESIS_ALL,
-        "a fixed window from the first hit",
-        CLEAN,
-        "the fix of alisaifee/limits#14: limits/storage.py RedisStorage.incr runs "
-        "SCRIPT_INCR_EXPIRE, INCR and EXPIRE in one Lua script",
+        name="limits 1.2.1 fixed window",
+        pins=("limits==1.2.1", *LIMITS_1),
+        in_corpus_extra=False,
+        wrapper="corpus.limits:fixed_window",
+        raced_api="FixedWindowRateLimiter on RedisStorage",
+        policy="fixed-window:limit=2,window=10,anchor=first",
+        nemesis=NEMESIS_ALL,
+        claims="a fixed window from the first hit",
+        expected=CLEAN,
+        reason=(
+            "the fix of alisaifee/limits#14: limits/storage.py RedisStorage.incr runs "
+            "SCRIPT_INCR_EXPIRE, INCR and EXPIRE in one Lua script"
+        ),
     ),
     Row(
-        "limits 5.8.0 fixed window",
-        ("limits==5.8.0",),
-        False,
-        "corpus.limits:fixed_window",
-        "FixedWindowRateLimiter on RedisStorage",
-        "fixed-window:limit=2,window=10,anchor=first",
-        NEMESIS_ALL,
-        "a fixed window from the first hit (the key's TTL)",
-        CLEAN,
-        "limits/storage/redis.py RedisStorage.incr: one Lua script (incr_expire) counts and "
-        "sets the TTL; the window is the key's TTL, on the server's clock",
+        name="limits 5.8.0 fixed window",
+        pins=("limits==5.8.0",),
+        in_corpus_extra=False,
+        wrapper="corpus.limits:fixed_window",
+        raced_api="FixedWindowRateLimiter on RedisStorage",
+        policy="fixed-window:limit=2,window=10,anchor=first",
+        nemesis=NEMESIS_ALL,
+        claims="a fixed window from the first hit (the key's TTL)",
+        expected=CLEAN,
+        reason=(
+            "limits/storage/redis.py RedisStorage.incr: one Lua script (incr_expire) counts and "
+            "sets the TTL; the window is the key's TTL, on the server's clock"
+        ),
     ),
     Row(
-        "limits 5.8.0 moving window",
-        ("limits==5.8.0",),
-        False,
-        "corpus.limits:moving_window",
-        "MovingWindowRateLimiter on RedisStorage",
-        "sliding-window:limit=2,window=10",
-        "crash",
-        "a sliding log of the last window",
-        CLEAN,
-        "limits/storage/redis.py RedisStorage.acquire_entry: one Lua script trims and appends; "
-        "it refuses at exactly one window after an admission, a boundary instant",
+        name="limits 5.8.0 moving window",
+        pins=("limits==5.8.0",),
+        in_corpus_extra=False,
+        wrapper="corpus.limits:moving_window",
+        raced_api="MovingWindowRateLimiter on RedisStorage",
+        policy="sliding-window:limit=2,window=10",
+        nemesis="crash",
+        claims="a sliding log of the last window",
+        expected=CLEAN,
+        reason=(
+            "limits/storage/redis.py RedisStorage.acquire_entry: one Lua script trims and appends; "
+            "it refuses at exactly one window after an admission, a boundary instant"
+        ),
     ),
     Row(
-        "python-redis-rate-limit 0.0.10",
-        ("python-redis-rate-limit==0.0.10",),
-        True,
-        "corpus.redis_rate_limit:rate_limit",
-        "RateLimiter(...).limit(client).increment_usage",
-        "fixed-window:limit=2,window=10,anchor=first",
-        NEMESIS_ALL,
-        "at most max_requests per expire seconds, counted from the first",
-        CLEAN,
-        "redis_rate_limit/__init__.py INCREMENT_SCRIPT: INCRBY and EXPIRE in one Lua script, "
-        "the pattern of the Redis INCR documentation",
+        name="python-redis-rate-limit 0.0.10",
+        pins=("python-redis-rate-limit==0.0.10",),
+        in_corpus_extra=True,
+        wrapper="corpus.redis_rate_limit:rate_limit",
+        raced_api="RateLimiter(...).limit(client).increment_usage",
+        policy="fixed-window:limit=2,window=10,anchor=first",
+        nemesis=NEMESIS_ALL,
+        claims="at most max_requests per expire seconds, counted from the first",
+        expected=CLEAN,
+        reason=(
+            "redis_rate_limit/__init__.py INCREMENT_SCRIPT: INCRBY and EXPIRE in one Lua script, "
+            "the pattern of the Redis INCR documentation"
+        ),
     ),
     Row(
-        "throttled-py 3.5.0 fixed window",
-        ("throttled-py==3.5.0",),
-        True,
-        "corpus.throttled:fixed_window",
-        "Throttled(using='fixed_window') on RedisStore",
-        "fixed-window:limit=2,window=10",
-        "crash",
-        "a fixed window aligned to the clock",
-        _needs(immortal_key="crash"),
-        "throttled/rate_limiter/fixed_window.py RedisLimitAtomicAction.do: INCRBY, then EXPIRE "
-        "in a second round trip when the count is the cost (the Lua script beside it is "
-        "commented out, for speed); a crash between them leaves a key with no TTL",
+        name="throttled-py 3.5.0 fixed window",
+        pins=("throttled-py==3.5.0",),
+        in_corpus_extra=True,
+        wrapper="corpus.throttled:fixed_window",
+        raced_api="Throttled(using='fixed_window') on RedisStore",
+        policy="fixed-window:limit=2,window=10",
+        nemesis="crash",
+        claims="a fixed window aligned to the clock",
+        expected=_needs(immortal_key="crash"),
+        reason=(
+            "throttled/rate_limiter/fixed_window.py RedisLimitAtomicAction.do: INCRBY, then EXPIRE "
+            "in a second round trip when the count is the cost (the Lua script beside it is "
+            "commented out, for speed); a crash between them leaves a key with no TTL"
+        ),
     ),
     Row(
-        "throttled-py 3.5.0 token bucket",
-        ("throttled-py==3.5.0",),
-        True,
-        "corpus.throttled:token_bucket",
-        "Throttled(using='token_bucket') on RedisStore",
-        "token-bucket:capacity=2,rate=0.1",
-        "none",
-        "a bucket of burst tokens, refilled at the quota's rate",
-        _needs(over_admission="", wrongful_rejection=""),
-        "throttled/rate_limiter/token_bucket.py RedisLimitAtomicActionSpec.SCRIPTS reads the "
-        "server's TIME in whole seconds (TIME[1]) and refills floor(elapsed * rate) tokens: a "
-        "request late in a second is dated at its start, so tokens come back up to a second "
-        "early or late",
+        name="throttled-py 3.5.0 token bucket",
+        pins=("throttled-py==3.5.0",),
+        in_corpus_extra=True,
+        wrapper="corpus.throttled:token_bucket",
+        raced_api="Throttled(using='token_bucket') on RedisStore",
+        policy="token-bucket:capacity=2,rate=0.1",
+        nemesis="none",
+        claims="a bucket of burst tokens, refilled at the quota's rate",
+        expected=_needs(over_admission="", wrongful_rejection=""),
+        reason=(
+            "throttled/rate_limiter/token_bucket.py RedisLimitAtomicActionSpec.SCRIPTS reads the "
+            "server's TIME in whole seconds (TIME[1]) and refills floor(elapsed * rate) tokens: a "
+            "request late in a second is dated at its start, so tokens come back up to a second "
+            "early or late"
+        ),
     ),
     Row(
-        "throttled-py 3.5.0 GCRA",
-        ("throttled-py==3.5.0",),
-        True,
-        "corpus.throttled:gcra",
-        "Throttled(using='gcra') on RedisStore",
-        "gcra:capacity=2,rate=0.1",
-        NEMESIS_ALL,
-        "the generic cell rate algorithm, burst requests at once",
-        CLEAN,
-        "throttled/rate_limiter/gcra.py RedisLimitAtomicActionSpec.SCRIPTS: one Lua script on "
-        "the server's TIME to the microsecond keeps the theoretical arrival time, with a TTL",
+        name="throttled-py 3.5.0 GCRA",
+        pins=("throttled-py==3.5.0",),
+        in_corpus_extra=True,
+        wrapper="corpus.throttled:gcra",
+        raced_api="Throttled(using='gcra') on RedisStore",
+        policy="gcra:capacity=2,rate=0.1",
+        nemesis=NEMESIS_ALL,
+        claims="the generic cell rate algorithm, burst requests at once",
+        expected=CLEAN,
+        reason=(
+            "throttled/rate_limiter/gcra.py RedisLimitAtomicActionSpec.SCRIPTS: one Lua script on "
+            "the server's TIME to the microsecond keeps the theoretical arrival time, with a TTL"
+        ),
     ),
     Row(
-        "pyrate-limiter 2.10.0 RedisBucket",
-        ("pyrate-limiter==2.10.0",),
-        False,
-        "corpus.pyrate_limiter:redis_bucket_v2",
-        "Limiter(RequestRate, bucket_class=RedisBucket)",
-        "sliding-window:limit=2,window=10",
-        "none",
-        "at most limit requests in any interval (a sliding log)",
-        _needs(over_admission="", wrongful_rejection="", immortal_key=""),
-        'vutran1710/PyrateLimiter#116 ("Redis not working in any concurrency mode"): '
-        "pyrate_limiter/bucket.py RedisBucket.put reads LLEN, then RPUSHes in a second round "
-        "trip, under a lock of the process only; inspect_expired_items counts the recent items "
-        "as an LLEN less a place in a later LRANGE, so another instance trimming in between "
-        "makes it refuse; its list has no TTL unless expire_time is given",
+        name="pyrate-limiter 2.10.0 RedisBucket",
+        pins=("pyrate-limiter==2.10.0",),
+        in_corpus_extra=False,
+        wrapper="corpus.pyrate_limiter:redis_bucket_v2",
+        raced_api="Limiter(RequestRate, bucket_class=RedisBucket)",
+        policy="sliding-window:limit=2,window=10",
+        nemesis="none",
+        claims="at most limit requests in any interval (a sliding log)",
+        expected=_needs(over_admission="", wrongful_rejection="", immortal_key=""),
+        reason=(
+            'vutran1710/PyrateLimiter#116 ("Redis not working in any concurrency mode"): '
+            "pyrate_limiter/bucket.py RedisBucket.put reads LLEN, then RPUSHes in a second round "
+            "trip, under a lock of the process only; inspect_expired_items counts the recent items "
+            "as an LLEN less a place in a later LRANGE, so another instance trimming in between "
+            "makes it refuse; its list has no TTL unless expire_time is given"
+        ),
     ),
     Row(
-        "pyrate-limiter 3.9.0 RedisBucket",
-        ("pyrate-limiter==3.9.0",),
-        False,
-        "corpus.pyrate_limiter:redis_bucket_v3",
-        "Limiter(RedisBucket.init(...))",
-        "sliding-window:limit=2,window=10",
-        "crash",
-        "at most limit requests in any interval (a sliding log)",
-        _needs(immortal_key=""),
-        "the fix of vutran1710/PyrateLimiter#116 in release 3: buckets/redis_bucket.py "
-        "RedisBucket.put runs one Lua script (PUT_ITEM); its sorted set still has no TTL (the "
-        "Limiter's leak thread trims it)",
+        name="pyrate-limiter 3.9.0 RedisBucket",
+        pins=("pyrate-limiter==3.9.0",),
+        in_corpus_extra=False,
+        wrapper="corpus.pyrate_limiter:redis_bucket_v3",
+        raced_api="Limiter(RedisBucket.init(...))",
+        policy="sliding-window:limit=2,window=10",
+        nemesis="crash",
+        claims="at most limit requests in any interval (a sliding log)",
+        expected=_needs(immortal_key=""),
+        reason=(
+            "the fix of vutran1710/PyrateLimiter#116 in release 3: buckets/redis_bucket.py "
+            "RedisBucket.put runs one Lua script (PUT_ITEM); its sorted set still has no TTL (the "
+            "Limiter's leak thread trims it)"
+        ),
     ),
     Row(
-        "pyrate-limiter 4.5.1 RedisBucket",
-        ("pyrate-limiter==4.5.1",),
-        False,
-        "corpus.pyrate_limiter:redis_bucket_v4",
-        "Limiter(RedisBucket.init(...))",
-        "sliding-window:limit=2,window=10",
-        "crash,stall,skew",
-        "at most limit requests in any interval (a sliding log)",
-        _needs(immortal_key="", over_admission="skew"),
-        "buckets/redis_bucket.py RedisBucket.put runs one Lua script (PUT_ITEM) with the "
-        "stamp time_ns() gave before it was sent: two instances whose clocks are 1 ms apart "
-        "log entries the script counts in different windows (a request that stalls between "
-        "the two does the same). Its sorted set has no TTL; the Limiter's Leaker thread trims "
-        "it every 10 s (raced as an actor of its instance)",
+        name="pyrate-limiter 4.5.1 RedisBucket",
+        pins=("pyrate-limiter==4.5.1",),
+        in_corpus_extra=False,
+        wrapper="corpus.pyrate_limiter:redis_bucket_v4",
+        raced_api="Limiter(RedisBucket.init(...))",
+        policy="sliding-window:limit=2,window=10",
+        nemesis="crash,stall,skew",
+        claims="at most limit requests in any interval (a sliding log)",
+        expected=_needs(immortal_key="", over_admission="skew"),
+        reason=(
+            "buckets/redis_bucket.py RedisBucket.put runs one Lua script (PUT_ITEM) with the stamp "
+            "time_ns() gave before it was sent: two instances whose clocks are 1 ms apart log "
+            "entries the script counts in different windows (a request that stalls between the two "
+            "does the same). Its sorted set has no TTL; the Limiter's Leaker thread trims it every "
+            "10 s (raced as an actor of its instance)"
+        ),
     ),
     Row(
-        "Django REST framework 3.16.1 SimpleRateThrottle",
-        ("djangorestframework==3.16.1", *DJANGO),
-        True,
-        "corpus.rest_framework:simple_rate_throttle",
-        "SimpleRateThrottle on Django's RedisCache",
-        "sliding-window:limit=2,window=60",
-        "none",
-        "at most num_requests per duration (a sliding log)",
-        _needs(over_admission=""),
-        "rest_framework/throttling.py SimpleRateThrottle.allow_request GETs the history from "
-        "the cache and throttle_success SETs it back: two instances that read the same history "
-        "both admit, and one's SET overwrites the other's (a lost update)",
+        name="Django REST framework 3.16.1 SimpleRateThrottle",
+        pins=("djangorestframework==3.16.1", *DJANGO),
+        in_corpus_extra=True,
+        wrapper="corpus.rest_framework:simple_rate_throttle",
+        raced_api="SimpleRateThrottle on Django's RedisCache",
+        policy="sliding-window:limit=2,window=60",
+        nemesis="none",
+        claims="at most num_requests per duration (a sliding log)",
+        expected=_needs(over_admission=""),
+        reason=(
+            "rest_framework/throttling.py SimpleRateThrottle.allow_request GETs the history from "
+            "the cache and throttle_success SETs it back: two instances that read the same history "
+            "both admit, and one's SET overwrites the other's (a lost update)"
+        ),
     ),
     Row(
-        "fastapi-limiter 0.1.6",
-        ("fastapi-limiter==0.1.6", *FASTAPI),
-        False,
-        "corpus.fastapi_limiter:rate_limiter",
-        "RateLimiter dependency on redis.asyncio",
-        "fixed-window:limit=2,window=10,anchor=first",
-        NEMESIS_ALL,
-        "times requests per window, counted from the first (the key's TTL)",
-        _needs(over_admission=""),
-        "fastapi_limiter/__init__.py FastAPILimiter.lua_script answers PTTL when over the "
-        "limit, and RateLimiter.__call__ takes 0 for 'not limited': at the very millisecond of "
-        "the key's deadline Redis still holds it with a PTTL of 0, so that request is admitted "
-        "and not counted, and the next window admits times more",
+        name="fastapi-limiter 0.1.6",
+        pins=("fastapi-limiter==0.1.6", *FASTAPI),
+        in_corpus_extra=False,
+        wrapper="corpus.fastapi_limiter:rate_limiter",
+        raced_api="RateLimiter dependency on redis.asyncio",
+        policy="fixed-window:limit=2,window=10,anchor=first",
+        nemesis=NEMESIS_ALL,
+        claims="times requests per window, counted from the first (the key's TTL)",
+        expected=_needs(over_admission=""),
+        reason=(
+            "fastapi_limiter/__init__.py FastAPILimiter.lua_script answers PTTL when over the "
+            "limit, and RateLimiter.__call__ takes 0 for 'not limited': at the very millisecond of "
+            "the key's deadline Redis still holds it with a PTTL of 0, so that request is admitted "
+            "and not counted, and the next window admits times more"
+        ),
     ),
 )
 
@@ -270,98 +296,110 @@ FASTIFY_8_1 = ("fastify-plugin@4.5.1", "@lukeed/ms@2.0.2", "toad-cache@3.7.4")
 
 NPM_ROWS = (
     Row(
-        "rate-limit-redis 4.2.0",
-        ("rate-limit-redis@4.2.0", IOREDIS),
-        False,
-        "exec:node corpus/npm/rate-limit-redis.js",
-        "RedisStore.increment, as express-rate-limit calls it",
-        "fixed-window:limit=2,window=10,anchor=first",
-        NEMESIS_ALL,
-        "at most limit hits per windowMs, from the first (the key's PX)",
-        _needs(wrongful_rejection=""),
-        "express-rate-limit/rate-limit-redis#209, #216: dist/index.cjs's increment script runs "
-        "INCR, PTTL, then PEXPIRE when PTTL <= 0; a hit in the key's last millisecond (PTTL 0) "
-        "counts on top of the old window's hits and restarts the window, so the next window "
-        "refuses",
+        name="rate-limit-redis 4.2.0",
+        pins=("rate-limit-redis@4.2.0", IOREDIS),
+        in_corpus_extra=False,
+        wrapper="exec:node corpus/npm/rate-limit-redis.js",
+        raced_api="RedisStore.increment, as express-rate-limit calls it",
+        policy="fixed-window:limit=2,window=10,anchor=first",
+        nemesis=NEMESIS_ALL,
+        claims="at most limit hits per windowMs, from the first (the key's PX)",
+        expected=_needs(wrongful_rejection=""),
+        reason=(
+            "express-rate-limit/rate-limit-redis#209, #216: dist/index.cjs's increment script runs "
+            "INCR, PTTL, then PEXPIRE when PTTL <= 0; a hit in the key's last millisecond (PTTL 0) "
+            "counts on top of the old window's hits and restarts the window, so the next window "
+            "refuses"
+        ),
         runtime="node",
     ),
     Row(
-        "rate-limit-redis 4.2.3",
-        ("rate-limit-redis@4.2.3", IOREDIS),
-        False,
-        "exec:node corpus/npm/rate-limit-redis.js",
-        "RedisStore.increment, as express-rate-limit calls it",
-        "fixed-window:limit=2,window=10,anchor=first",
-        NEMESIS_ALL,
-        "at most limit hits per windowMs, from the first (the key's PX)",
-        CLEAN,
-        'the fix of rate-limit-redis#216 (#218, CHANGELOG 4.2.3: "properly fixed the race '
-        'condition that v4.2.1 attempted to address"): the script reads PTTL first and SETs '
-        "1 PX windowMs on a key at its deadline",
+        name="rate-limit-redis 4.2.3",
+        pins=("rate-limit-redis@4.2.3", IOREDIS),
+        in_corpus_extra=False,
+        wrapper="exec:node corpus/npm/rate-limit-redis.js",
+        raced_api="RedisStore.increment, as express-rate-limit calls it",
+        policy="fixed-window:limit=2,window=10,anchor=first",
+        nemesis=NEMESIS_ALL,
+        claims="at most limit hits per windowMs, from the first (the key's PX)",
+        expected=CLEAN,
+        reason=(
+            'the fix of rate-limit-redis#216 (#218, CHANGELOG 4.2.3: "properly fixed the race '
+            'condition that v4.2.1 attempted to address"): the script reads PTTL first and SETs 1 '
+            "PX windowMs on a key at its deadline"
+        ),
         runtime="node",
     ),
     Row(
-        "rate-limiter-flexible 11.4.0 RateLimiterRedis",
-        ("rate-limiter-flexible@11.4.0", IOREDIS),
-        False,
-        "exec:node corpus/npm/rate-limiter-flexible.js",
-        "RateLimiterRedis.consume",
-        "fixed-window:limit=2,window=10,anchor=first",
-        NEMESIS_ALL,
-        "points per duration seconds, from the first (the key's EXPIRE)",
-        CLEAN,
-        "lib/RateLimiterRedis.js: one Lua script (SET 0 EX NX, INCRBY, PTTL, EXPIRE when the "
-        "TTL is -1) on the server's clock, since 2.0.0 (\"Implement RateLimiterRedis using Lua "
-        'script for expiring atomic increments")',
+        name="rate-limiter-flexible 11.4.0 RateLimiterRedis",
+        pins=("rate-limiter-flexible@11.4.0", IOREDIS),
+        in_corpus_extra=False,
+        wrapper="exec:node corpus/npm/rate-limiter-flexible.js",
+        raced_api="RateLimiterRedis.consume",
+        policy="fixed-window:limit=2,window=10,anchor=first",
+        nemesis=NEMESIS_ALL,
+        claims="points per duration seconds, from the first (the key's EXPIRE)",
+        expected=CLEAN,
+        reason=(
+            "lib/RateLimiterRedis.js: one Lua script (SET 0 EX NX, INCRBY, PTTL, EXPIRE when the "
+            "TTL is -1) on the server's clock, since 2.0.0 (\"Implement RateLimiterRedis using Lua "
+            'script for expiring atomic increments")'
+        ),
         runtime="node",
     ),
     Row(
-        "@fastify/rate-limit 8.0.3 RedisStore",
-        ("@fastify/rate-limit@8.0.3", *FASTIFY_8_0, IOREDIS),
-        False,
-        "exec:node corpus/npm/fastify-rate-limit.js",
-        "store/RedisStore.js RedisStore.incr",
-        "fixed-window:limit=2,window=10,anchor=first",
-        "crash",
-        "max requests per timeWindow, from the first (the key's PX)",
-        _needs(immortal_key="crash"),
-        "store/RedisStore.js RedisStore.incr pipelines INCR and PTTL, then sends PEXPIRE "
-        "apart when the TTL is -1 and ignores its reply: a crash between them leaves a counter "
-        "with no TTL; 8.1.0 moved the three into one script (fastify/fastify-rate-limit#330). "
-        "That PEXPIRE goes out as incr answers, unawaited: the explorer races it as a step of "
-        "the request it follows",
+        name="@fastify/rate-limit 8.0.3 RedisStore",
+        pins=("@fastify/rate-limit@8.0.3", *FASTIFY_8_0, IOREDIS),
+        in_corpus_extra=False,
+        wrapper="exec:node corpus/npm/fastify-rate-limit.js",
+        raced_api="store/RedisStore.js RedisStore.incr",
+        policy="fixed-window:limit=2,window=10,anchor=first",
+        nemesis="crash",
+        claims="max requests per timeWindow, from the first (the key's PX)",
+        expected=_needs(immortal_key="crash"),
+        reason=(
+            "store/RedisStore.js RedisStore.incr pipelines INCR and PTTL, then sends PEXPIRE apart "
+            "when the TTL is -1 and ignores its reply: a crash between them leaves a counter with "
+            "no TTL; 8.1.0 moved the three into one script (fastify/fastify-rate-limit#330). That "
+            "PEXPIRE goes out as incr answers, unawaited: the explorer races it as a step of the "
+            "request it follows"
+        ),
         runtime="node",
     ),
     Row(
-        "@fastify/rate-limit 8.1.0 RedisStore",
-        ("@fastify/rate-limit@8.1.0", *FASTIFY_8_1, IOREDIS),
-        False,
-        "exec:node corpus/npm/fastify-rate-limit.js",
-        "store/RedisStore.js RedisStore.incr",
-        "fixed-window:limit=2,window=10,anchor=first",
-        NEMESIS_ALL,
-        "max requests per timeWindow, from the first (the key's PX)",
-        CLEAN,
-        'fastify/fastify-rate-limit#330 ("Move Redis logic to Redis-Side"): store/RedisStore.js '
-        "runs INCR, PTTL and PEXPIRE when the TTL is -1 in one script (rateLimit), on the "
-        "server's clock",
+        name="@fastify/rate-limit 8.1.0 RedisStore",
+        pins=("@fastify/rate-limit@8.1.0", *FASTIFY_8_1, IOREDIS),
+        in_corpus_extra=False,
+        wrapper="exec:node corpus/npm/fastify-rate-limit.js",
+        raced_api="store/RedisStore.js RedisStore.incr",
+        policy="fixed-window:limit=2,window=10,anchor=first",
+        nemesis=NEMESIS_ALL,
+        claims="max requests per timeWindow, from the first (the key's PX)",
+        expected=CLEAN,
+        reason=(
+            'fastify/fastify-rate-limit#330 ("Move Redis logic to Redis-Side"): '
+            "store/RedisStore.js runs INCR, PTTL and PEXPIRE when the TTL is -1 in one script "
+            "(rateLimit), on the server's clock"
+        ),
         runtime="node",
     ),
     Row(
-        "ioredis-ratelimit 2.3.0",
-        ("ioredis-ratelimit@2.3.0", IOREDIS),
-        False,
-        "exec:node corpus/npm/ioredis-ratelimit.js",
-        "RateLimiter({key: function, mode: 'binary'})",
-        "sliding-window:limit=2,window=10",
-        NEMESIS_ALL,
-        "at most limit calls in any duration (a sliding log of Date.now() stamps)",
-        _needs(wrongful_rejection="", collision="", over_admission="skew"),
-        "index.js removeItems sends zrem(key, ...) with key the option, a function here, not "
-        "the identity's redisKey: the refused call's stamp stays in its log and every "
-        "identity's undo lands on one key (fixed in 3.0.0 on GitHub, never published to npm); "
-        "the stamps are the app's clock: one 3 ms off, or stale after a stall, is counted in "
-        "another window",
+        name="ioredis-ratelimit 2.3.0",
+        pins=("ioredis-ratelimit@2.3.0", IOREDIS),
+        in_corpus_extra=False,
+        wrapper="exec:node corpus/npm/ioredis-ratelimit.js",
+        raced_api="RateLimiter({key: function, mode: 'binary'})",
+        policy="sliding-window:limit=2,window=10",
+        nemesis=NEMESIS_ALL,
+        claims="at most limit calls in any duration (a sliding log of Date.now() stamps)",
+        expected=_needs(wrongful_rejection="", collision="", over_admission="skew"),
+        reason=(
+            "index.js removeItems sends zrem(key, ...) with key the option, a function here, not "
+            "the identity's redisKey: the refused call's stamp stays in its log and every "
+            "identity's undo lands on one key (fixed in 3.0.0 on GitHub, never published to npm); "
+            "the stamps are the app's clock: one 3 ms off, or stale after a stall, is counted in "
+            "another window"
+        ),
         runtime="node",
     ),
 )

@@ -25,7 +25,7 @@ def test_the_readme_shows_the_table_as_the_table_module_renders_it() -> None:
 
 def test_the_corpus_extra_holds_exactly_the_shared_rows_pins() -> None:
     project = tomllib.loads(Path(ROOT / "pyproject.toml").read_text())["project"]
-    shared = {pin for row in ROWS if row.shared for pin in row.pins}
+    shared = {pin for row in ROWS if row.in_corpus_extra for pin in row.pins}
     assert set(project["optional-dependencies"]["corpus"]) == shared
 
 
@@ -38,11 +38,11 @@ def test_at_least_eight_releases_some_expected_caught_some_clean() -> None:
 def test_every_row_names_a_wrapper_pinned_releases_and_faults_it_may_draw() -> None:
     for row in ROWS:
         if row.runtime == "node":
-            assert row.limiter.startswith("exec:node corpus/npm/"), row.name
-            assert (ROOT / row.limiter.removeprefix("exec:node ")).is_file(), row.name
+            assert row.wrapper.startswith("exec:node corpus/npm/"), row.name
+            assert (ROOT / row.wrapper.removeprefix("exec:node ")).is_file(), row.name
             assert all(re.fullmatch(r"@?[a-z0-9./-]+@\d+\.\d+\.\d+", pin) for pin in row.pins)
         else:
-            module, _, attribute = row.limiter.partition(":")
+            module, _, attribute = row.wrapper.partition(":")
             assert callable(getattr(importlib.import_module(module), attribute)), row.name
             assert all(pin.count("==") == 1 for pin in row.pins), row.name
         allowed = set() if row.nemesis == "none" else set(row.nemesis.split(","))
@@ -55,7 +55,7 @@ def test_every_row_names_a_wrapper_pinned_releases_and_faults_it_may_draw() -> N
 def test_the_npm_rows_are_five_releases_or_more_each_in_a_directory_of_its_own() -> None:
     npm = [row for row in ROWS if row.runtime == "node"]
     assert len({row.library for row in npm}) >= 5
-    assert all(not row.shared and row.directory.startswith(".corpus/npm/") for row in npm)
+    assert all(not row.in_corpus_extra and row.directory.startswith(".corpus/npm/") for row in npm)
     assert {row.runtime for row in ROWS} == {"python", "node"}
 
 
