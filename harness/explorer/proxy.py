@@ -58,10 +58,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import ipaddress
 import itertools
 import threading
-import urllib.parse
 from collections import deque
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
@@ -72,6 +70,7 @@ from ratelimit_harness.harness.errors import EnvironmentFailure, HarnessError, d
 from ratelimit_harness.harness.explorer.keys import text
 from ratelimit_harness.harness.explorer.resp import Framer, ProtocolError, decode
 from ratelimit_harness.harness.explorer.steps import Command, Sorter
+from ratelimit_harness.harness.loopback import redis_on_loopback
 
 TIMEOUT = 10.0  # seconds release waits for Redis to answer a step, by default
 CONNECT_TIMEOUT = 5.0  # seconds to reach Redis, to start, to close
@@ -565,23 +564,11 @@ def upstream_address(url: str) -> tuple[tuple[str, int], str, str]:
     """``url``'s (host, port), credentials ("user:password@" or ""), and database ("0" when it
     names none): a redis:// URL on a loopback address, or a ProxyError."""
     try:
-        parts = urllib.parse.urlsplit(url)
-        port = parts.port or 6379
+        parts, upstream = redis_on_loopback(url, "the proxy")
     except ValueError as error:
-        raise ProxyError(f"not a Redis URL ({error})") from None
-    if parts.scheme != "redis":
-        raise ProxyError(f"the proxy forwards to a redis:// URL only, not {parts.scheme}://")
-    host = parts.hostname or "localhost"
-    if host == "localhost":
-        host = "127.0.0.1"
-    try:
-        loopback = ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback:
-        raise ProxyError(f"the proxy forwards to a loopback address only, not {host}")
+        raise ProxyError(str(error)) from None
     db = parts.path.strip("/") or "0"
     if not db.isdigit():
         raise ProxyError(f"not a database number: {db!r}")
     credentials = parts.netloc.rpartition("@")[0]
-    return (host, port), f"{credentials}@" if credentials else "", db
+    return upstream, f"{credentials}@" if credentials else "", db

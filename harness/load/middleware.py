@@ -19,7 +19,6 @@ request may or may not have counted, so it is journalled ``unknown``.
 
 from __future__ import annotations
 
-import ipaddress
 import json
 import sys
 import time
@@ -32,6 +31,7 @@ from ratelimit_harness.harness.history import Outcome
 from ratelimit_harness.harness.load.headers import UNCHECKED_HEADER, response_headers
 from ratelimit_harness.harness.load.journals import Journals
 from ratelimit_harness.harness.load.rules import Rule, Rules, tier_of
+from ratelimit_harness.harness.loopback import loopback_address
 from ratelimit_harness.limiters import Decision, Limiter
 
 
@@ -54,16 +54,9 @@ def identity_of(scope: Scope, headers: dict[bytes, bytes], header: bytes) -> tup
         return key, tier_of(key)
     peer = (scope.get("client") or ("unknown", 0))[0]
     forwarded = headers.get(b"x-forwarded-for")
-    if forwarded and _loopback(peer):
+    if forwarded and loopback_address(peer) is not None:
         return forwarded.decode("latin-1").split(",")[0].strip(), "free"
     return peer, "free"
-
-
-def _loopback(host: str) -> bool:
-    try:
-        return ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        return False
 
 
 class RateLimitMiddleware:

@@ -14,7 +14,6 @@ swarm, then the verdict, all in one run directory (``runs/load-TIME/``).
 from __future__ import annotations
 
 import contextlib
-import ipaddress
 import json
 import os
 import secrets
@@ -43,6 +42,7 @@ from ratelimit_harness.harness.load.redis_of_run import rule_keys
 from ratelimit_harness.harness.load.rules import DEFAULT_RULE, Rules
 from ratelimit_harness.harness.load.serve import Fleet, Process, spawn, start_fleet
 from ratelimit_harness.harness.load.service import Service, start_service
+from ratelimit_harness.harness.loopback import loopback_address
 from ratelimit_harness.harness.parent_death import die_with_parent
 from ratelimit_harness.harness.provision import RedisServer
 
@@ -100,12 +100,7 @@ def locustfile_path(name: str) -> Path:
 
 def require_loopback(url: str, allow_remote: bool) -> None:
     """Refuse a URL off this machine's loopback unless told ``--allow-remote``."""
-    host = urlsplit(url).hostname or ""
-    try:
-        loopback = host == "localhost" or ipaddress.ip_address(host).is_loopback
-    except ValueError:
-        loopback = False
-    if not loopback and not allow_remote:
+    if loopback_address(urlsplit(url).hostname or "") is None and not allow_remote:
         raise LoadError(f"{url} is not on loopback; pass --allow-remote to load another host")
 
 

@@ -24,14 +24,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from ratelimit_harness.harness.load.fault_proxy import (
-    MAX_HELD,
-    FaultEvent,
-    FaultProxy,
-    FaultProxyError,
-    _Link,
-    _Proxy,
-)
+from ratelimit_harness.harness.load.fault_proxy import FaultEvent, FaultProxy, FaultProxyError
+from ratelimit_harness.harness.load.fault_proxy_server import MAX_HELD, _Link, _Proxy
 from ratelimit_harness.harness.provision import RedisServer
 
 pytestmark = pytest.mark.realtime  # on the wall clock: run one at a time
