@@ -6,8 +6,9 @@ fall in [a, a + window + EDGE], and the next starts at a + window - EDGE or late
 Where the windows start depends on where each operation falls in its interval, and an ``unknown``
 one may have reached Redis and started a window: for over-admission it is an admission that may
 be counted or left out, whichever keeps the promise (a window it starts early can end early and
-make room). Stretch by stretch (a gap of window + EDGE with nothing that may have counted in it
-separates them):
+make room). The admitted and unknown operations are judged in segments, each apart. A segment
+is a run of them with no gap of more than window + EDGE: the next one starts with an operation
+invoked more than that after every earlier one ended. In each segment:
 
 1. earliest-deadline-first with the unknown ones left out, each admission joining the open
    window while it has room and reach; where that fails, the same trying for each admission
@@ -15,20 +16,20 @@ separates them):
    proves the history valid (the usual case, near-linear);
 2. Hall witnesses: admissions wholly inside a span that no choice of windows gives room for (a
    span of d meets at most floor((d + window + EDGE) / (window - EDGE)) + 1 windows), or inside a
-   span from the stretch's start, where the first window starts no earlier (floor(d / (window -
+   span from the segment's start, where the first window starts no earlier (floor(d / (window -
    EDGE)) + 1 windows);
-3. else, for a stretch of at most ``EXACT_LIMIT`` operations, an exhaustive search over where each
+3. else, for a segment of at most ``EXACT_LIMIT`` operations, an exhaustive search over where each
    window starts and which operations it holds: it finds windows that keep the promise, or proves
    that none do;
 4. else inconclusive, never a violation.
 
 Wrongful rejection: a rightful one has ``limit`` admissions (unknown ones counted) in its window
 up to its instant, so within window + EDGE before it: the sliding window's check of the same
-limit and window, which is sound. Where that excuses a rejection whose stretch of the history
+limit and window, which is sound. Where that excuses a rejection whose segment of the history
 holds at most ``EXACT_LIMIT`` operations, a search over where the windows start settles it: the
 rejection is wrongful when no way of starting them gives its window ``limit`` admissions by its
 instant. (The search lets an admission that may have completed after the rejection's invoke
-fall after the rejection, which is lenient.) In a longer stretch, a rejection with ``limit``
+fall after the rejection, which is lenient.) In a longer segment, a rejection with ``limit``
 admissions within a window before it, some of them in a window that had ended, is wrongful and
 not reported.
 """
@@ -56,8 +57,11 @@ from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.verdict import Witness
 from ratelimit_harness.limiters.policy import Policy
 
-EXACT_LIMIT = 12  # operations, admitted and unknown, in a stretch the search decides
-SEARCH_BUDGET = 50_000  # windows tried per stretch
+# Each step of the exhaustive searches below may try every subset of a segment's operations
+# (2^n), and SEARCH_BUDGET counts new states, not tries: 12 keeps a step within 2^12 = 4,096
+# tries. Chosen, not measured (placement's search, one admission a step, allows 40).
+EXACT_LIMIT = 12  # admitted and unknown operations in a segment the searches decide
+SEARCH_BUDGET = 50_000  # windows tried per search (one per segment, or per rejection)
 FRONTIER = 32  # ways of starting the windows kept at once when looking for a valid one
 
 # an operation to place: (invoke, latest instant, whether it may be left out)
@@ -72,8 +76,8 @@ def over_admissions(line: Timeline, policy: Policy) -> Findings:
         return Findings()
     what = f"at most {limit} in each window of {window:g} s started by an admission"
     findings = Findings()
-    for stretch in _stretches(line, rule.horizon):
-        found = _judge_stretch(line.key, line.columns.picked(stretch), rule, what)
+    for segment in _segments(line, rule.horizon):
+        found = _judge_segment(line.key, line.columns.picked(segment), rule, what)
         findings.violations += found.violations
         findings.inconclusive += found.inconclusive
     return findings
@@ -86,8 +90,8 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     limit, window = window_params(policy)
     rule = FirstWindows(limit, window)
     accused = {id(witness.operations[0]) for witness in found}
-    stretches = _stretches(line, rule.horizon)
-    for index, near in _rejections_near_a_short_stretch(line, stretches, rule.horizon):
+    segments = _segments(line, rule.horizon)
+    for index, near in _rejections_near_a_short_segment(line, segments, rule.horizon):
         rejection = line.columns.operations[index]
         if id(rejection) in accused:
             continue
@@ -105,9 +109,9 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     return found
 
 
-def _stretches(line: Timeline, horizon: float) -> list[Indexes]:
+def _segments(line: Timeline, horizon: float) -> list[Indexes]:
     """The indexes of the admitted and unknown operations, by invoke, split where nothing can
-    count within ``horizon`` of the other side: the stretches judged apart."""
+    count within ``horizon`` of the other side: the segments judged apart."""
     maybe = line.maybe_at
     invokes, ends = line.columns.invoke[maybe], line.columns.end[maybe]
     order = np.lexsort((ends, invokes))
@@ -116,19 +120,19 @@ def _stretches(line: Timeline, horizon: float) -> list[Indexes]:
     return np.split(maybe[order], firsts.tolist()) if maybe.size else []
 
 
-def _rejections_near_a_short_stretch(
-    line: Timeline, stretches: list[Indexes], horizon: float
+def _rejections_near_a_short_segment(
+    line: Timeline, segments: list[Indexes], horizon: float
 ) -> list[tuple[int, Indexes]]:
-    """Each rejection (its index) whose instant only one stretch of the history can count at,
-    from within a window before it, when that stretch holds at most ``EXACT_LIMIT`` operations:
-    with that stretch. The stretch is the last to start by the rejection's completion; the one
+    """Each rejection (its index) whose instant only one segment of the history can count at,
+    from within a window before it, when that segment holds at most ``EXACT_LIMIT`` operations:
+    with that segment. The segment is the last to start by the rejection's completion; the one
     before it ends too early (its operations end earlier still)."""
-    if not stretches or not line.rejected_at.size:
+    if not segments or not line.rejected_at.size:
         return []
     columns = line.columns
-    starts = np.array([columns.invoke[s].min() for s in stretches])
-    ends = np.array([columns.end[s].max() for s in stretches])
-    sizes = np.array([s.size for s in stretches])
+    starts = np.array([columns.invoke[s].min() for s in segments])
+    ends = np.array([columns.end[s].max() for s in segments])
+    sizes = np.array([s.size for s in segments])
     first = columns.invoke[line.rejected_at]
     latest = np.searchsorted(starts, columns.decided_by[line.rejected_at], "right") - 1
     reaches = ends[np.maximum(latest, 0)] >= first - horizon
@@ -137,7 +141,7 @@ def _rejections_near_a_short_stretch(
     chosen = np.flatnonzero(
         (latest >= 0) & reaches & alone & (sizes[np.maximum(latest, 0)] <= EXACT_LIMIT)
     )
-    return [(int(line.rejected_at[i]), stretches[int(latest[i])]) for i in chosen.tolist()]
+    return [(int(line.rejected_at[i]), segments[int(latest[i])]) for i in chosen.tolist()]
 
 
 def _window_can_be_full(
@@ -189,19 +193,19 @@ def _window_can_be_full(
     return _searched(search, len(ops))
 
 
-def _judge_stretch(key: str, stretch: list[Operation], rule: FirstWindows, what: str) -> Findings:
-    admitted = [op for op in stretch if op.outcome is Outcome.ALLOWED]
+def _judge_segment(key: str, segment: list[Operation], rule: FirstWindows, what: str) -> Findings:
+    admitted = [op for op in segment if op.outcome is Outcome.ALLOWED]
     drops = greedy([(op.invoke, end(op)) for op in admitted], rule)
     if not drops or _windows_found([(op.invoke, end(op)) for op in admitted], rule):
         return Findings()
     witnesses = hall_witnesses(key, admitted, drops, rule, what)
     if not witnesses:
-        witnesses = _from_the_start(key, stretch, admitted, rule, what)
+        witnesses = _from_the_start(key, segment, admitted, rule, what)
     if witnesses:
         return Findings(witnesses)
-    span = (min(op.invoke for op in stretch), max(end(op) for op in admitted))
-    if len(stretch) <= EXACT_LIMIT:
-        placed = [(op.invoke, end(op), op.outcome is not Outcome.ALLOWED) for op in stretch]
+    span = (min(op.invoke for op in segment), max(end(op) for op in admitted))
+    if len(segment) <= EXACT_LIMIT:
+        placed = [(op.invoke, end(op), op.outcome is not Outcome.ALLOWED) for op in segment]
         outcome = _windows_exist(placed, rule)
         if outcome is False:
             detail = f"no windows started by admissions hold these {len(admitted)} and keep {what}"
@@ -234,12 +238,12 @@ def _windows_found(intervals: list[tuple[float, float]], rule: FirstWindows) -> 
 
 
 def _from_the_start(
-    key: str, stretch: list[Operation], admitted: list[Operation], rule: FirstWindows, what: str
+    key: str, segment: list[Operation], admitted: list[Operation], rule: FirstWindows, what: str
 ) -> list[Witness]:
-    """Admissions wholly inside [s, t], s the stretch's first invoke: the first window starts at s
+    """Admissions wholly inside [s, t], s the segment's first invoke: the first window starts at s
     or later, so at most floor((t - s) / (window - EDGE)) + 1 windows hold them. The span with
     the most admissions beyond that room, if any."""
-    first = min(op.invoke for op in stretch)
+    first = min(op.invoke for op in segment)
     by_end = sorted(admitted, key=end)
     best: Witness | None = None
     for count, op in enumerate(by_end, start=1):

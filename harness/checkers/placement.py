@@ -2,7 +2,10 @@
 
 The answer decides over-admission for the sliding-window and bucket policies: a violation is
 reported only when NO placement exists (sound), with a witness; a placement found proves the
-history valid. The search, segment by segment (a gap of the rule's horizon separates them):
+history valid. The admissions are judged in segments, each apart. A segment is a run of them
+with no gap as long as the rule's horizon (after such a gap, nothing before it counts): the
+next one starts with an admission invoked at least that long after every earlier one
+completed. In each segment, the search is:
 
 1. earliest-deadline-first, each admission at the earliest instant the rule allows, forwards
    in time and then backwards (the rules read the same both ways);
@@ -34,7 +37,10 @@ from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.harness.history.verdict import Witness
 
 SLACK = 1e-6  # seconds: float noise on epoch times; erring this way can only excuse
-EXACT_LIMIT = 40
+# The exhaustive search tries orders of a segment's admissions (n!, pruned by EDF dominance) and
+# remembers failed states (up to 2^n). SEARCH_BUDGET caps the states, but each costs up to n^2
+# checks: 40 leaves longer segments (load runs) to the Hall scan below. Chosen, not measured.
+EXACT_LIMIT = 40  # admissions in a segment the exhaustive search decides
 WIDE_LIMIT = 2_000
 SEARCH_BUDGET = 200_000
 SCAN_HORIZONS = 8  # how far back from a dropped admission a Hall witness is looked for

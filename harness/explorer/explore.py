@@ -55,10 +55,11 @@ from ratelimit_harness.limiters import name_of
 # something outside the schedule (a thread descheduled while Redis counted a TTL down in real
 # time, say) and is reported as unconfirmed, not shrunk, and the search goes on.
 CONFIRM = 3
-# a fault is needed when no search without it shows the flaw (see explore): each draws a
-# NEED_SHARE-th of the budget at random, at most NEED_MOST schedules (most flaws with no fault
-# that the bounded stage misses are drawn within 50)
-NEED_SHARE, NEED_MOST = 3, 60
+# A fault is needed when no search without it shows the flaw (see explore). Each such search
+# judges max_examples // NEED_DIVISOR schedules, at most NEED_MOST, in each stage (bounded,
+# then random). Most flaws with no fault that the bounded stage misses are drawn within 50.
+NEED_DIVISOR = 3  # so a search for what a flaw needs gets a third of max_examples
+NEED_MOST = 60
 UNCONFIRMED_KEPT = 3  # unconfirmed finds kept for the report (the rest are only counted)
 # the most schedules the bounded stage judges for one search (one for a flaw hard to reach may
 # draw more at random: race-test's FLAW_BUDGET)
@@ -238,7 +239,7 @@ def explore(
     Then the faults a find holds are put to the test, smallest first. A search with no fault
     at all comes first: half the bounded stage's schedules, within its bound with no fault
     (a small one). If it finds nothing, each fault of the find is left out in turn, in shorter
-    searches (``NEED_SHARE``). A find with fewer faults takes the find's place (one with as
+    searches (``NEED_DIVISOR``). A find with fewer faults takes the find's place (one with as
     many, but others, does not: the flaw keeps the faults that showed it first). A fault none
     of them could do without is one the flaw needs."""
     space = space or Space()
@@ -288,7 +289,7 @@ def _need_budget(no_fault: bool, max_examples: int) -> tuple[int, int]:
     one fault draw schedules with none, too); else a few of each."""
     if no_fault:
         return 0, min(max_examples, BOUNDED_MOST) // 2
-    few = max(1, min(max_examples // NEED_SHARE, NEED_MOST))
+    few = max(1, min(max_examples // NEED_DIVISOR, NEED_MOST))
     return few, few
 
 
