@@ -1,10 +1,12 @@
-"""The report builders: a run directory (a race, a race-test, a load run or a study) or a saved
-race in, ``summary.md``, ``junit.xml``, PNG plots and a self-contained ``report.html`` out, each
-rendering one ``tables.Report`` of the run (the terminal shows it too: ``terminal``). They read
-only what the run wrote, never a live run; each output format is one module. The plots' modules
-(matplotlib, slow to import) are imported only when a plot is drawn. ``bench_docs``
-does the same for ``make bench``'s results: the docs' figure blocks, rendered from
-``bench/results.json``.
+"""The report builders. A run directory (a race, a race-test, a load run or a study) or a
+saved race goes in. Out come ``summary.md``, ``junit.xml``, PNG plots and a self-contained
+``report.html``. Each renders one ``tables.Report`` of the run, which ``race_test_report``,
+``race_report`` or ``load_report`` builds; the terminal shows it too (``terminal``).
+
+They read only what the run wrote, never a live run. Each output format is one module. The
+plots' modules (matplotlib, slow to import) are imported only when a plot is drawn.
+``bench_docs`` does the same for ``make bench``'s results: the docs' figure blocks, rendered
+from ``bench/results.json``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,10 @@ from pathlib import Path
 
 from ratelimit_harness.reports import html, junit, markdown, tables
 from ratelimit_harness.reports.load import LoadRun, read_load
+from ratelimit_harness.reports.load_report import load_report
 from ratelimit_harness.reports.race import Race, RaceTest, read_race, read_race_test
+from ratelimit_harness.reports.race_report import race_report
+from ratelimit_harness.reports.race_test_report import race_test_report
 
 __all__ = ["build", "build_instances", "read", "read_load", "read_race", "read_race_test"]
 
@@ -41,10 +46,10 @@ def read(source: Path) -> RaceTest | Race | LoadRun:
 def report(run: RaceTest | Race | LoadRun) -> tables.Report:
     """The one report every format renders."""
     if isinstance(run, Race):
-        return tables.race_report(run)
+        return race_report(run)
     if isinstance(run, LoadRun):
-        return tables.load_report(run)
-    return tables.race_test_report(run)
+        return load_report(run)
+    return race_test_report(run)
 
 
 def build(source: Path, out: Path) -> list[Path]:

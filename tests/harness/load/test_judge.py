@@ -17,7 +17,7 @@ from ratelimit_harness.harness.load.rules import (
     validated,
 )
 from ratelimit_harness.reports.load import LoadRun
-from ratelimit_harness.reports.tables import load_report
+from ratelimit_harness.reports.load_report import load_report
 from ratelimit_harness.reports.terminal import render
 from tests.clocks import START
 from tests.harness.load.journal import Journal

@@ -26,7 +26,7 @@ from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.harness.provision.base import free_port
 from ratelimit_harness.limiters.js_catalogue import unavailable
 from ratelimit_harness.reports.load import LoadRun
-from ratelimit_harness.reports.tables import load_footer
+from ratelimit_harness.reports.load_report import load_footer
 from tests.harness.support import child_env, running_for, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.realtime]
