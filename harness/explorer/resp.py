@@ -3,7 +3,8 @@ and what a whole value says (a command's arguments; a reply, to show in a trace)
 
 A proxy forwards the bytes it read, unchanged: it parses only to know where one command or one
 reply ends (``Framer``), and reads a whole one when it must know what it says (``command_args``,
-``decode``).
+``decode``). The explorer's wire cuts a pipeline a client packed into its commands with the
+same parser (``packed_commands``).
 
 Values: ``+`` simple string, ``-`` error, ``:`` integer, ``$`` bulk string (``$-1``: RESP2's
 null), ``*`` array (``*-1``: RESP2's null array), and RESP3's ``_`` null, ``,`` double, ``#``
@@ -163,6 +164,16 @@ def command_args(value: bytes) -> tuple[bytes, ...]:
     if not isinstance(args, list) or not all(isinstance(arg, bytes) for arg in args):
         raise ProtocolError(f"a command is an array of bulk strings, not {value[:40]!r}")
     return tuple(args)
+
+
+def packed_commands(data: bytes) -> list[tuple[bytes, tuple[bytes, ...]]]:
+    """Whole commands written one after another (a pipeline's bytes, as a client packs them):
+    each one's bytes and arguments. A ``ProtocolError`` if the last is not whole."""
+    framer = Framer()
+    commands = [(value, command_args(value)) for value in framer.feed(data)]
+    if rest := framer.rest():
+        raise ProtocolError(f"a command cut short: {rest[:40]!r}")
+    return commands
 
 
 def decode(value: bytes) -> Any:

@@ -46,6 +46,7 @@ from typing import Any, Protocol
 import redis
 
 from ratelimit_harness.harness.explorer.keys import real_now, text
+from ratelimit_harness.harness.explorer.resp import packed_commands
 from ratelimit_harness.limiters.base import ServerNow
 
 NO_POINT = {
@@ -306,7 +307,7 @@ def _send_packed_command(original: Callable[..., Any]) -> Callable[..., Any]:
         if not watched():
             original(self, command, check_health)
         else:
-            for n, (raw, args) in enumerate(split_packed(joined(command))):
+            for n, (raw, args) in enumerate(packed_commands(joined(command))):
                 _before(self, args)
                 original(self, [raw], check_health and n == 0)
         known(self, _socket_name)
@@ -441,23 +442,3 @@ def split_name(args: tuple[Any, ...]) -> tuple[Any, ...]:
     if args and isinstance(args[0], str) and " " in args[0]:
         return (*args[0].split(), *args[1:])
     return args
-
-
-def split_packed(data: bytes) -> list[tuple[bytes, tuple[bytes, ...]]]:
-    """RESP-encoded commands (arrays of bulk strings, as clients send them) -> each command's
-    bytes and arguments."""
-    commands, at = [], 0
-    while at < len(data):
-        start = at
-        if data[at : at + 1] != b"*":
-            raise ValueError(f"not a RESP array at byte {at}: {data[at : at + 20]!r}")
-        end = data.index(b"\r\n", at)
-        count, at = int(data[at + 1 : end]), end + 2
-        args = []
-        for _ in range(count):
-            end = data.index(b"\r\n", at)
-            size = int(data[at + 1 : end])
-            args.append(data[end + 2 : end + 2 + size])
-            at = end + 2 + size + 2
-        commands.append((data[start:at], tuple(args)))
-    return commands

@@ -18,6 +18,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ratelimit_harness.harness.explorer import wire
+from ratelimit_harness.harness.explorer.resp import packed_commands
 
 # the asyncio connections that have sent a watched command, to close when their loop's run
 # ends (see ``disconnect_on``)
@@ -93,7 +94,7 @@ def _send_packed_command(original: Callable[..., Any]) -> Callable[..., Any]:
         if not wire.watched():
             await original(self, command, check_health)
         else:
-            for n, (raw, args) in enumerate(wire.split_packed(wire.joined(command))):
+            for n, (raw, args) in enumerate(packed_commands(wire.joined(command))):
                 await _before(self, args)
                 await original(self, [raw], check_health and n == 0)
         wire.known(self, _socket_name)

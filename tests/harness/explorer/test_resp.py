@@ -17,6 +17,7 @@ from ratelimit_harness.harness.explorer.resp import (
     ReplyError,
     command_args,
     decode,
+    packed_commands,
     show,
 )
 
@@ -226,3 +227,15 @@ def test_rest_hands_over_what_is_not_whole_yet() -> None:
 )
 def test_show_puts_a_reply_in_one_line(value: Any, shown: str) -> None:
     assert show(value) == shown
+
+
+def test_a_pipeline_packed_by_a_client_is_cut_into_its_commands() -> None:
+    """As redis-py packs INCR then PEXPIRE: each command's exact bytes, and its arguments."""
+    incr = b"*2\r\n$4\r\nINCR\r\n$1\r\nk\r\n"
+    pexpire = b"*3\r\n$7\r\nPEXPIRE\r\n$1\r\nk\r\n$5\r\n10000\r\n"
+    assert packed_commands(incr + pexpire) == [
+        (incr, (b"INCR", b"k")),
+        (pexpire, (b"PEXPIRE", b"k", b"10000")),
+    ]
+    with pytest.raises(ProtocolError, match="cut short"):
+        packed_commands(incr + pexpire[:-3])
