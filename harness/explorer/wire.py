@@ -11,14 +11,18 @@ socket. What happens depends on who sends it:
   client it built on that pool or from the URL, its pipelines, scripts and transactions.
 - the explorer's own thread (the one that entered ``intercepted``): passes, unseen.
 - a thread the limiter started in an instance's thread or while it was built (a leak thread, a
-  refresher): an actor of that instance (see background), gated as the instance is.
-- anyone else (a thread started before the search; an asyncio task the limiter started while
-  it was built): passes unscheduled, and is logged as such (``unscheduled``), so the trace
-  shows it and a run never waits on it.
+  refresher), or an asyncio task its async factory started: an actor of that instance (see
+  background), gated as the instance is. A task's gate does not block: its connection awaits
+  the turn the gate returns.
+- anyone else (a thread started before the search): passes unscheduled, and is logged as such
+  (``unscheduled``), so the trace shows it and a run never waits on it.
 
 Who is gated is a context variable, not a thread-local: a thread's own context for threads, and
 for asyncio the context each task copies when it is made, so a task a request spawns (a
-``gather``) is that request's, and one made while the limiter was built is nobody's.
+``gather``) is that request's, and one the factory made is its actor's.
+
+What the wire keeps between calls (which threads pass unseen, where its connections connect
+from, where the current run wants unscheduled commands) is one object, ``STATE``.
 
 Why the connection and not a proxy in front of Redis: a proxy sees bytes, not threads, so it
 could not tell a limiter's own background thread from the request it serves; here the sending
@@ -118,22 +122,41 @@ _gate: contextvars.ContextVar[Gate | None] = contextvars.ContextVar("gate", defa
 _packing = contextvars.ContextVar("packing", default=False)
 # the harness's own commands, where the others are watched
 _aside = contextvars.ContextVar("aside", default=False)
-_quiet: set[int] = set()  # threads whose commands pass unseen (the explorer's)
-# where every connection that went through here is connected from ("host:port"): the live
-# ones, and those closed since ``forget_closed``
-_live: set[str] = set()
-_closed: set[str] = set()
-_sink: list[Unscheduled] = []  # where unscheduled commands are logged (the current run)
-_ended: list[Ended] = []  # where the end of such a thread on an exception is told
-_strays: set[int] = set()  # the threads that have sent unscheduled commands
+
+
+@dataclass
+class _State:
+    """What the wire keeps from one call to the next, in one object. There is one per process
+    (``STATE``): one search runs at a time, inside one ``intercepted``."""
+
+    # threads whose commands pass unseen: the explorer's own
+    unseen_threads: set[int] = field(default_factory=set)
+    # where every connection that went through here connects from ("host:port"): those open
+    # now, and those closed since ``forget_closed``
+    open_addresses: set[str] = field(default_factory=set)
+    closed_addresses: set[str] = field(default_factory=set)
+    # the current run's: where commands nobody schedules are logged, and where the end of such a
+    # thread on an exception is told (None: nobody listens)
+    unscheduled: Unscheduled | None = None
+    ended: Ended | None = None
+    stray_threads: set[int] = field(default_factory=set)  # threads that sent such commands
+
+    def connected(self, address: str) -> None:
+        self.open_addresses.add(address)
+
+    def disconnected(self, address: str) -> None:
+        self.open_addresses.discard(address)
+        self.closed_addresses.add(address)
+
+
+STATE = _State()
 
 
 def unscheduled_to(sink: Unscheduled | None, ended: Ended | None) -> None:
     """From now on, log the commands of threads nobody schedules to ``sink``, and tell
     ``ended`` when one of them ends on an exception (instead of printing its traceback);
     None: drop them."""
-    _sink[:] = [sink] if sink else []
-    _ended[:] = [ended] if ended else []
+    STATE.unscheduled, STATE.ended = sink, ended
 
 
 class Retired(redis.ConnectionError):
@@ -156,13 +179,13 @@ def retire(client: redis.Redis) -> None:
 def addresses() -> set[str]:
     """Where the connections that went through here connect from, as a server names its
     clients ("host:port"): those still open, and those closed since ``forget_closed``."""
-    return _live | _closed
+    return STATE.open_addresses | STATE.closed_addresses
 
 
 def forget_closed() -> None:
     """From now on, ``addresses`` leaves out the connections closed so far (their ports may be
     another client's next)."""
-    _closed.clear()
+    STATE.closed_addresses.clear()
 
 
 @contextlib.contextmanager
@@ -188,7 +211,7 @@ def intercepted(*more: tuple[type, Mapping[str, Wrap]]) -> Iterator[None]:
     other connection classes, each with the wrappers of its methods (``wire_asyncio``'s)."""
     tables = [*((cls, _METHODS) for cls in _classes()), *more]
     patches = [(cls, name, getattr(cls, name), w) for cls, t in tables for name, w in t.items()]
-    _quiet.add(threading.get_ident())
+    STATE.unseen_threads.add(threading.get_ident())
     if not getattr(threading.excepthook, "ours", False):  # for good: see _thread_ended
         threading.excepthook = _thread_ended(threading.excepthook)
     try:
@@ -198,9 +221,8 @@ def intercepted(*more: tuple[type, Mapping[str, Wrap]]) -> Iterator[None]:
     finally:
         for cls, name, original, _ in patches:
             setattr(cls, name, original)
-        _quiet.discard(threading.get_ident())
-        _sink.clear()
-        _ended.clear()
+        STATE.unseen_threads.discard(threading.get_ident())
+        unscheduled_to(None, None)
 
 
 def _thread_ended(hook: Callable[[Any], object]) -> Callable[[Any], None]:
@@ -211,9 +233,9 @@ def _thread_ended(hook: Callable[[Any], object]) -> Callable[[Any], None]:
 
     def ended(args: Any) -> None:
         ident = getattr(args.thread, "ident", None)
-        if _ended and ident not in _quiet and args.exc_value is not None:
-            _ended[0](getattr(args.thread, "name", "a thread"), args.exc_value)
-        elif ident not in _strays and not isinstance(args.exc_value, Retired):
+        if STATE.ended and ident not in STATE.unseen_threads and args.exc_value is not None:
+            STATE.ended(getattr(args.thread, "name", "a thread"), args.exc_value)
+        elif ident not in STATE.stray_threads and not isinstance(args.exc_value, Retired):
             hook(args)
 
     ended.ours = True  # type: ignore[attr-defined]
@@ -240,7 +262,7 @@ def watched() -> bool:
     ``packing``)."""
     if _aside.get() or _packing.get():
         return False
-    return threading.get_ident() not in _quiet
+    return threading.get_ident() not in STATE.unseen_threads
 
 
 @contextlib.contextmanager
@@ -253,7 +275,7 @@ def packing() -> Iterator[None]:
         _packing.reset(token)
 
 
-def known(connection: Any, address: Callable[[Any], Any]) -> None:
+def note_address(connection: Any, address: Callable[[Any], Any]) -> None:
     """Note where ``connection`` connects from (``address(connection)``: a socket's name, None
     while it has none), once: before it writes when it is connected (a thread of the limiter's
     own may write while a run counts what reached the server), else after."""
@@ -263,16 +285,15 @@ def known(connection: Any, address: Callable[[Any], Any]) -> None:
             return
         shown = f"{name[0]}:{name[1]}" if isinstance(name, tuple) else str(name)
         connection.__dict__["_harness_address"] = shown
-        _live.add(shown)
+        STATE.connected(shown)
 
 
-def closed(connection: Any) -> None:
+def disconnected(connection: Any) -> None:
     """``connection`` disconnects: what was owed will never come, and its address is free."""
     connection.__dict__.pop("_harness_wire", None)
     shown = connection.__dict__.pop("_harness_address", None)
     if shown is not None:
-        _live.discard(shown)
-        _closed.add(shown)
+        STATE.disconnected(shown)
 
 
 def wire_of(connection: Any) -> Wire:
@@ -303,14 +324,14 @@ def _send_packed_command(original: Callable[..., Any]) -> Callable[..., Any]:
     """Commands packed by the caller (a pipeline): each one its own point, in order."""
 
     def send_packed_command(self: Any, command: Any, check_health: bool = True) -> Any:
-        known(self, _socket_name)
+        note_address(self, _socket_name)
         if not watched():
             original(self, command, check_health)
         else:
             for n, (raw, args) in enumerate(packed_commands(joined(command))):
                 _before(self, args)
                 original(self, [raw], check_health and n == 0)
-        known(self, _socket_name)
+        note_address(self, _socket_name)
 
     return send_packed_command
 
@@ -340,7 +361,7 @@ def _read_response(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _disconnect(original: Callable[..., Any]) -> Callable[..., Any]:
     def disconnect(self: Any, *args: Any, **options: Any) -> Any:
-        closed(self)
+        disconnected(self)
         return original(self, *args, **options)
 
     return disconnect
@@ -390,7 +411,7 @@ def plan(
     elif wire.resend and name in SCRIPTS:
         point, wire.resend = False, False
     if gate is None:
-        _strays.add(threading.get_ident())
+        STATE.stray_threads.add(threading.get_ident())
     return wire, gate, point, logged
 
 
@@ -416,10 +437,10 @@ def _read(original: Callable[..., Any], connection: Any, wire: Wire, *a: Any, **
         reply = original(connection, *a, **k)
     except ERRORS as error:
         reply = error
-    return heard(wire, reply)
+    return reply_read(wire, reply)
 
 
-def heard(wire: Wire, reply: Any) -> Any:
+def reply_read(wire: Wire, reply: Any) -> Any:
     """``reply`` (an error reply as its exception) answers the oldest command owed: log it."""
     sent = wire.owed.popleft()
     if isinstance(reply, NOSCRIPT):
@@ -428,8 +449,8 @@ def heard(wire: Wire, reply: Any) -> Any:
         shown = "nil (a watched key changed)" if _aborted(sent.command, reply) else reply
         if sent.gate is not None:
             sent.gate.log(sent.command, shown, sent.sent)
-        elif _sink:
-            _sink[0](threading.current_thread().name, sent.command, shown)
+        elif STATE.unscheduled is not None:
+            STATE.unscheduled(threading.current_thread().name, sent.command, shown)
     return reply
 
 

@@ -74,7 +74,7 @@ async def _read(
         reply = await original(connection, *a, **k)
     except wire.ERRORS as error:
         reply = error
-    return wire.heard(held, reply)
+    return wire.reply_read(held, reply)
 
 
 def _send_command(original: Callable[..., Any]) -> Callable[..., Any]:
@@ -90,14 +90,14 @@ def _send_command(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _send_packed_command(original: Callable[..., Any]) -> Callable[..., Any]:
     async def send_packed_command(self: Any, command: Any, check_health: bool = True) -> Any:
-        wire.known(self, _socket_name)
+        wire.note_address(self, _socket_name)
         if not wire.watched():
             await original(self, command, check_health)
         else:
             for n, (raw, args) in enumerate(packed_commands(wire.joined(command))):
                 await _before(self, args)
                 await original(self, [raw], check_health and n == 0)
-        wire.known(self, _socket_name)
+        wire.note_address(self, _socket_name)
 
     return send_packed_command
 
@@ -121,7 +121,7 @@ def _read_response(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _disconnect(original: Callable[..., Any]) -> Callable[..., Any]:
     async def disconnect(self: Any, *args: Any, **options: Any) -> Any:
-        wire.closed(self)
+        wire.disconnected(self)
         return await original(self, *args, **options)
 
     return disconnect
