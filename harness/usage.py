@@ -35,7 +35,13 @@ class Usage:
 
     def epilog(self, prog: str) -> str:
         codes = [(CLEAN, self.clean), *([(FOUND, self.found)] if self.found else [])]
-        return f"example:\n  {prog} {self.example}\n\n{exit_codes((*codes, *COMMON_CODES))}"
+        return (
+            f"example:\n  {prog} {self.example}\n\n{exit_codes((*codes, *COMMON_CODES))}\n\n"
+            f"{GLOSSARY}"
+        )
+
+
+GLOSSARY = "the words it prints: docs/concepts.md (in the source, or on the project's page)"
 
 
 def exit_codes(codes: tuple[tuple[int, str], ...]) -> str:

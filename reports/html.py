@@ -7,7 +7,7 @@ import base64
 from html import escape
 from pathlib import Path
 
-from ratelimit_harness.reports.tables import CAUGHT, CLEAN, MISMATCH, Report, Table
+from ratelimit_harness.reports.tables import CAUGHT, CLEAN, GLOSSARY, MISMATCH, Report, Table
 
 _RESULTS = (CAUGHT, CLEAN, MISMATCH)
 _CSS = """
@@ -48,7 +48,7 @@ def write(path: Path, report: Report, plots: list[Path]) -> Path:
         if finding.image and finding.image in images:
             parts.append(_image(images[finding.image]))
         parts.append(f"<pre>{escape(finding.body)}</pre></section>")
-    parts.append("</body></html>")
+    parts += [f"<footer><p>{escape(GLOSSARY)}</p></footer>", "</body></html>"]
     path.write_text("\n".join(parts) + "\n")
     return path
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ratelimit_harness.reports.tables import Report, Table
+from ratelimit_harness.reports.tables import GLOSSARY, Report, Table
 
 _MARK = {"caught": "✅ caught", "clean": "✅ clean", "MISMATCH": "❌ MISMATCH"}
 
@@ -19,6 +19,7 @@ def write(path: Path, report: Report) -> Path:
         for finding in report.findings:
             lines += [f"**{finding.title}**", "", "```", finding.body, "```", ""]
         lines.append("</details>")
+    lines += ["", f"<sub>{GLOSSARY}</sub>"]
     path.write_text("\n".join(lines) + "\n")
     return path
 

@@ -12,6 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 CAUGHT, CLEAN, MISMATCH = "caught", "clean", "MISMATCH"
+# the last line of summary.md and report.html
+GLOSSARY = "The words of this report are defined in ratelimit-harness' docs/concepts.md."
 
 
 @dataclass(frozen=True)

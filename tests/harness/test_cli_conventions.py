@@ -61,6 +61,7 @@ def test_each_commands_help_has_a_summary_an_example_and_exit_codes(name: str) -
     assert f"example: python -m ratelimit_harness {usage.example}" in text
     codes = re.findall(r"^  (\d+) ", shown.stdout.split("exit codes:\n")[1], re.M)
     assert codes == ["0", *(["1"] if usage.found else []), "2", "3", "130"]
+    assert "the words it prints: docs/concepts.md" in text
 
 
 @pytest.mark.parametrize("name", sorted(COMMANDS))

@@ -5,6 +5,7 @@ import pytest
 
 from ratelimit_harness.harness.rundir import rejudge
 from ratelimit_harness.reports import build, build_instances
+from ratelimit_harness.reports.tables import GLOSSARY
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -22,6 +23,9 @@ def test_every_output_exists(source: str, request: pytest.FixtureRequest, tmp_pa
         assert path.stat().st_size > 0
     for plot in plots:
         assert plot.read_bytes().startswith(PNG)
+    # each page ends with where its words are defined
+    assert (out / "summary.md").read_text().splitlines()[-1] == f"<sub>{GLOSSARY}</sub>"
+    assert "docs/concepts.md" in (out / "report.html").read_text().split("<footer>")[1]
 
 
 def test_race_test_plots_every_trace(race_test_dir: Path, tmp_path: Path) -> None:
