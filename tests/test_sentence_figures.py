@@ -1,0 +1,41 @@
+"""scripts/sentence_figures.py counts the prose of a Markdown file, and nothing else."""
+
+import importlib.util
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SPEC = importlib.util.spec_from_file_location("figures", ROOT / "scripts" / "sentence_figures.py")
+assert SPEC is not None
+assert SPEC.loader is not None
+figures = importlib.util.module_from_spec(SPEC)
+sys.modules["figures"] = figures  # its dataclass looks its module up there
+SPEC.loader.exec_module(figures)
+
+TEXT = """# A heading is not a sentence
+
+The harness races a limiter. It says which promise broke, and how to replay it
+([docs](docs/concepts.md)).
+
+```sh
+make race-test   # a code block is not prose. Nor this.
+```
+
+| a table | is not prose either. |
+|---|---|
+
+- A list item is one. Here is another.
+- And `inline code` counts as one word.
+"""
+
+
+def test_only_prose_counts_and_each_sentence_ends_at_its_stop() -> None:
+    assert figures.sentences(TEXT) == [
+        "The harness races a limiter.",
+        "It says which promise broke, and how to replay it (docs).",
+        "A list item is one.",
+        "Here is another.",
+        "And code counts as one word.",
+    ]
+    counted = figures.figures(TEXT)
+    assert (counted.sentences, counted.longest, counted.long) == (5, 11, 0)
