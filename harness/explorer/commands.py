@@ -9,7 +9,6 @@ import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from ratelimit_harness.harness import listing
 from ratelimit_harness.harness.errors import (
@@ -32,11 +31,17 @@ from ratelimit_harness.harness.explorer.spec import MOST_EXAMPLES, MOST_INSTANCE
 from ratelimit_harness.harness.explorer.trace import load, render, save
 from ratelimit_harness.harness.explorer.trace import replay as replay_saved
 from ratelimit_harness.harness.explorer.unseen import countable, said
-from ratelimit_harness.harness.history.races import TRACE, RaceTestRow, write_race_test
+from ratelimit_harness.harness.history.races import (
+    TRACE,
+    RaceFlaw,
+    RaceSummary,
+    RaceTestRow,
+    write_race_test,
+)
 from ratelimit_harness.harness.provision import provision_explorer
 from ratelimit_harness.harness.report import shown_in_terminal, write_report
 from ratelimit_harness.harness.rundir import new_run_dir
-from ratelimit_harness.limiters import CATALOGUE, Policy, PolicyError, name_of, resolve
+from ratelimit_harness.limiters import CATALOGUE, Policy, PolicyError, resolve
 from ratelimit_harness.limiters.js_catalogue import install as js_install
 
 FINDERS = {"bounded": "the bounded stage", "search": "Hypothesis' search"}
@@ -86,6 +91,21 @@ class _Tally:
 
 
 def race(args: argparse.Namespace) -> int:
+    asked = _asked(args)
+    setup, searches = _searched(args, asked)
+    tally = _Tally(searches)
+    _decided(args.limiter, tally)
+    flaws = _saved_flaws(args, setup, searches)
+    summary = _summary(args, tally, flaws, setup=setup, space=asked.space)
+    _show(summary, searches)
+    if args.json_out:
+        with writing(args.json_out):
+            Path(args.json_out).write_text(json.dumps(summary.to_json(), indent=1))
+    return _exit(summary)
+
+
+def _asked(args: argparse.Namespace) -> RaceSpec:
+    """The race the arguments ask for. A bad one ends with exit 2 before any Redis starts."""
     budget = _budget(args)
     if not 1 <= args.instances <= MOST_INSTANCES:
         raise BadArgument(f"--instances must be 1..{MOST_INSTANCES}")
@@ -97,64 +117,168 @@ def race(args: argparse.Namespace) -> int:
         raise PolicyError("--policy is required for a plugged-in limiter")
     policy = Policy.parse(spec)
     _real_clock_runtime(args.limiter, args.allow_real_clock)
-    asked = RaceSpec(args.limiter, policy, None, space, args.instances, budget, args.seed)
+    return RaceSpec(args.limiter, policy, None, space, args.instances, budget, args.seed)
+
+
+def _searched(args: argparse.Namespace, asked: RaceSpec) -> tuple[Setup, list[Exploration]]:
+    """The race on a Redis of its own (or ``--redis-url``): its setup and its searches."""
     with provision_explorer(args.redis, args.redis_url) as server:
         setup = asked.on_server(server, flush=claim(server, flush=args.flush))
         searches = asked.search_every_kind(setup, on_example=_progress(args.limiter))
-    print(file=sys.stderr)
-    tally = _Tally(searches)
-    finds = [found for found in searches if found.found is not None]
+    print(file=sys.stderr)  # ends the progress line
+    return setup, searches
+
+
+def _decided(limiter: str, tally: _Tally) -> None:
+    """LimiterError (exit 2) when the limiter never returned a decision."""
     if tally.errors and not tally.decisions:
         raise LimiterError(
-            f"{args.limiter} never returned a decision in {tally.examples} schedules "
+            f"{limiter} never returned a decision in {tally.examples} schedules "
             f"({tally.errors} checks); the first: {tally.first_error}"
         )
-    refused = tally.unseen > 0 and not args.allow_unscheduled
-    refused_clock = tally.off_clock.count > 0 and not args.allow_real_clock
-    flaws = []
-    if finds:  # the first flaw's trace at --trace, else in a run directory of its own
-        where = Path(args.trace) if args.trace else new_run_dir("race", args.limiter) / TRACE
-        flaws = [_report_flaw(where, setup, found, n) for n, found in enumerate(finds)]
-        with writing(where.parent):
-            POOL.keep_stderr(where.parent)  # a program's, as app-N.stderr
-    if (refused or refused_clock) and not finds:
-        why = said(tally.unseen, tally.first_unseen) if refused else tally.off_clock.said()
-        print(f"{args.limiter} with {policy}: not judged in {tally.examples} schedules: {why}")
-    else:
-        _headline(args.limiter, policy, searches, flaws, ", ".join(space.nemeses) or "none")
-    _notes(tally, setup, judged_unseen=not refused, judged_clock=not refused_clock)
-    if args.json_out:
-        summary = _summary(args, tally, flaws, setup=setup, space=space)
-        with writing(args.json_out):
-            Path(args.json_out).write_text(json.dumps(summary, indent=1))
-    if refused:
-        raise Unscheduled(
-            f"{said(tally.unseen, tally.first_unseen)}; --allow-unscheduled judges "
-            f"{args.limiter} by what the explorer saw"
-        )
-    if refused_clock:
-        raise RealClock(
-            f"{tally.off_clock.said()}; --allow-real-clock judges {args.limiter} as if it never "
-            "decided by that clock"
-        )
-    return 1 if finds else 0
 
 
-def _notes(tally: _Tally, setup: Setup, *, judged_unseen: bool, judged_clock: bool) -> None:
-    """What a race's headline leaves out: its doubts, the checks that failed, and what it was
-    judged without."""
-    for found in tally.searches:
+def _saved_flaws(
+    args: argparse.Namespace, setup: Setup, searches: list[Exploration]
+) -> list[RaceFlaw]:
+    """Save the shortest trace of each flaw: the first at ``--trace``, else in a run directory
+    of its own; the others beside it."""
+    finds = [found for found in searches if found.found is not None]
+    if not finds:
+        return []
+    where = Path(args.trace) if args.trace else new_run_dir("race", args.limiter) / TRACE
+    flaws = [_saved_flaw(where, setup, found, n) for n, found in enumerate(finds)]
+    with writing(where.parent):
+        POOL.keep_stderr(where.parent)  # a program's, as app-N.stderr
+    return flaws
+
+
+def _saved_flaw(where: Path, setup: Setup, found: Exploration, number: int) -> RaceFlaw:
+    """Save one flaw's shortest trace (the first at ``where``); its entry in the summary."""
+    assert found.found is not None
+    assert found.verdict is not None
+    kinds = sorted(found.kinds)
+    path = where
+    if number:  # the second flaw on: beside the first, named by its kinds
+        path = path.with_name(f"{path.stem}-{'-'.join(kinds)}{path.suffix}")
+    with writing(path):
+        save(path, setup, found.found, found.verdict)
+    return RaceFlaw(
+        kinds=kinds,
+        faults=sorted(found.faults),
+        needs=found.fault_labels,
+        clocks_apart=found.clocks_apart if "skew" in found.faults else None,
+        trace=str(path),
+        steps=found.trace_steps,
+        actions=len(found.found.actions),
+    )
+
+
+def _summary(
+    args: argparse.Namespace,
+    tally: _Tally,
+    flaws: list[RaceFlaw],
+    *,
+    setup: Setup,
+    space: Space,
+) -> RaceSummary:
+    """The race's result, as ``--json`` writes it."""
+    searches, first = tally.searches, tally.searches[0]
+    return RaceSummary(
+        limiter=args.limiter,
+        policy=str(setup.policy),
+        nemesis=list(space.nemeses),
+        max_skew=space.max_skew,
+        found=sorted({kind for found in searches for kind in found.kinds}),
+        flaws=flaws,
+        examples=tally.examples,
+        examples_to_find=first.examples_to_find,
+        found_by=first.stage or None,
+        coverage=first.coverage.to_json() if first.coverage else None,
+        covered=first.covered,
+        seconds_to_find=first.seconds_to_find,
+        seconds=sum(f.seconds for f in searches),
+        trace_steps=first.trace_steps,
+        trace=flaws[0].trace if flaws else None,
+        decisions=tally.decisions,
+        errors=tally.errors,
+        first_error=tally.first_error or None,
+        void=sum(f.void for f in searches),
+        unconfirmed=[
+            {"found": sorted(verdict.kinds), "trace": render(outcome)}
+            for found in searches
+            for outcome, verdict in found.unconfirmed
+        ],
+        unconfirmed_count=sum(f.unconfirmed_count for f in searches),
+        search_ended=first.search_ended or None,
+        unscheduled=tally.unseen if setup.count_unseen else None,
+        first_unscheduled=tally.first_unseen,
+        allow_unscheduled=args.allow_unscheduled,
+        off_clock=tally.off_clock.count,
+        first_off_clock=tally.off_clock.first or None,
+        allow_real_clock=args.allow_real_clock,
+    )
+
+
+def _show(summary: RaceSummary, searches: list[Exploration]) -> None:
+    """What a race prints: each flaw and its trace, the headline, then what the headline leaves
+    out. How each flaw was found, and each search's doubts, are not in the summary: those come
+    from the searches."""
+    finds = [found for found in searches if found.found is not None]
+    for flaw, found in zip(summary.flaws, finds, strict=True):
+        _show_flaw(summary, flaw, found)
+    _headline(summary)
+    for found in searches:
         _doubts(found)
-    if tally.errors:
+    _notes(summary)
+
+
+def _show_flaw(summary: RaceSummary, flaw: RaceFlaw, found: Exploration) -> None:
+    """One flaw: how it was found, its shortest trace, its verdict and where it was saved."""
+    assert found.found is not None
+    assert found.verdict is not None
+    shrunk = f"shrunk to {flaw.actions} actions, {found.seconds:.2f} s in all"
+    print(
+        f"{summary.limiter} with {summary.policy}: {', '.join(flaw.kinds)}, found by "
+        f"{FINDERS[found.stage]} after {found.examples_to_find} schedules "
+        f"({found.seconds_to_find:.2f} s); needs {', '.join(flaw.needs)}; {shrunk}:\n"
+    )
+    print("\n".join(render(found.found)))
+    print(f"\n{listing.verdict(found.verdict, witnesses=1)}\n\nsaved: {flaw.trace}\n")
+
+
+def _headline(summary: RaceSummary) -> None:
+    """The line that says what a race found, or why it was not judged (one flaw's report says
+    it itself)."""
+    race = f"{summary.limiter} with {summary.policy}"
+    faults = ", ".join(summary.nemesis) or "none"
+    if (summary.unscheduled_refused or summary.off_clock_refused) and not summary.flaws:
+        why = _unscheduled(summary) if summary.unscheduled_refused else _off_clock(summary)
+        print(f"{race}: not judged in {summary.examples} schedules: {why}")
+    elif not summary.flaws:  # one search, then: its seconds are the race's
         print(
-            f"errors: {tally.errors} of {tally.errors + tally.decisions} checks raised or "
-            f"answered what is not a decision; the first: {tally.first_error}"
+            f"{race}: no violation in {summary.examples} schedules; explored "
+            f"{summary.covered}; faults allowed: {faults}; {summary.seconds:.2f} s"
         )
-    if tally.off_clock.count and judged_clock:
-        print(f"real clock: {tally.off_clock.said()}; judged without those times")
-    if tally.unseen and judged_unseen:
-        print(f"unscheduled: {said(tally.unseen, tally.first_unseen)}; judged without them")
-    elif not setup.count_unseen:
+    elif len(summary.flaws) > 1:
+        print(f"{race}: {len(summary.flaws)} flaws, faults allowed: {faults}")
+        for flaw in summary.flaws:
+            print(f"  {', '.join(flaw.kinds)}: needs {', '.join(flaw.needs)}")
+
+
+def _notes(summary: RaceSummary) -> None:
+    """What a race's headline leaves out: the checks that failed, and what it was judged
+    without."""
+    if summary.errors:
+        print(
+            f"errors: {summary.errors} of {summary.errors + summary.decisions} checks raised "
+            f"or answered what is not a decision; the first: {summary.first_error or ''}"
+        )
+    if summary.off_clock and not summary.off_clock_refused:
+        print(f"real clock: {_off_clock(summary)}; judged without those times")
+    if summary.unscheduled and not summary.unscheduled_refused:
+        print(f"unscheduled: {_unscheduled(summary)}; judged without them")
+    elif summary.unscheduled is None:
         print(
             "note: commands sent by clients the explorer cannot see are not counted on this "
             "Redis (only on one the harness started as a process: see docs/explorer.md)",
@@ -162,50 +286,27 @@ def _notes(tally: _Tally, setup: Setup, *, judged_unseen: bool, judged_clock: bo
         )
 
 
-def _summary(
-    args: argparse.Namespace,
-    tally: _Tally,
-    flaws: list[dict[str, Any]],
-    *,
-    setup: Setup,
-    space: Space,
-) -> dict[str, Any]:
-    """The race's result as ``--json`` writes it."""
-    searches, first = tally.searches, tally.searches[0]
-    return {
-        "limiter": args.limiter,
-        "policy": str(setup.policy),
-        "nemesis": list(space.nemeses),
-        "max_skew": space.max_skew,
-        "found": sorted({kind for found in searches for kind in found.kinds}),
-        "flaws": flaws,
-        "examples": tally.examples,
-        "examples_to_find": first.examples_to_find,
-        "found_by": first.stage or None,
-        "coverage": first.coverage.to_json() if first.coverage else None,
-        "covered": first.covered,
-        "seconds_to_find": round(first.seconds_to_find, 3),
-        "seconds": round(sum(f.seconds for f in searches), 3),
-        "trace_steps": first.trace_steps,
-        "trace": flaws[0]["trace"] if flaws else None,
-        "decisions": tally.decisions,
-        "errors": tally.errors,
-        "first_error": tally.first_error or None,
-        "void": sum(f.void for f in searches),
-        "unconfirmed": [
-            {"found": sorted(verdict.kinds), "trace": render(outcome)}
-            for found in searches
-            for outcome, verdict in found.unconfirmed
-        ],
-        "unconfirmed_count": sum(f.unconfirmed_count for f in searches),
-        "search_ended": first.search_ended or None,
-        "unscheduled": tally.unseen if setup.count_unseen else None,
-        "first_unscheduled": tally.first_unseen,
-        "allow_unscheduled": args.allow_unscheduled,
-        "off_clock": tally.off_clock.count,
-        "first_off_clock": tally.off_clock.first or None,
-        "allow_real_clock": args.allow_real_clock,
-    }
+def _exit(summary: RaceSummary) -> int:
+    """1 for a flaw, 0 for none; Unscheduled or RealClock (exit 2) for a race not judged."""
+    if summary.unscheduled_refused:
+        raise Unscheduled(
+            f"{_unscheduled(summary)}; --allow-unscheduled judges {summary.limiter} by what "
+            "the explorer saw"
+        )
+    if summary.off_clock_refused:
+        raise RealClock(
+            f"{_off_clock(summary)}; --allow-real-clock judges {summary.limiter} as if it "
+            "never decided by that clock"
+        )
+    return 1 if summary.flaws else 0
+
+
+def _unscheduled(summary: RaceSummary) -> str:
+    return said(summary.unscheduled or 0, summary.first_unscheduled)
+
+
+def _off_clock(summary: RaceSummary) -> str:
+    return OffClock(summary.off_clock, summary.first_off_clock or "").said()
 
 
 def _real_clock_runtime(limiter: str, allowed: bool) -> None:
@@ -219,58 +320,6 @@ def _real_clock_runtime(limiter: str, allowed: bool) -> None:
         )
     if why:
         print(f"note: {why}; judged as if it never decides by its own clock", file=sys.stderr)
-
-
-def _headline(
-    limiter: str,
-    policy: Policy,
-    searches: list[Exploration],
-    flaws: list[dict[str, Any]],
-    faults: str,
-) -> None:
-    """The line that says what a race found (one flaw's report says it itself)."""
-    first, examples = searches[0], sum(f.examples for f in searches)
-    if not flaws:
-        print(
-            f"{limiter} with {policy}: no violation in {examples} schedules; explored "
-            f"{first.covered}; faults allowed: {faults}; {first.seconds:.2f} s"
-        )
-    elif len(flaws) > 1:
-        print(f"{limiter} with {policy}: {len(flaws)} flaws, faults allowed: {faults}")
-        for flaw in flaws:
-            print(f"  {', '.join(flaw['kinds'])}: needs {', '.join(flaw['needs'])}")
-
-
-def _report_flaw(where: Path, setup: Setup, found: Exploration, number: int) -> dict[str, Any]:
-    """Save one flaw's shortest trace (the first at ``where``) and print it; its entry in the
-    JSON summary."""
-    assert found.found is not None
-    assert found.verdict is not None
-    kinds = sorted(found.kinds)
-    path = where
-    if number:  # the second flaw on: beside the first, named by its kinds
-        path = path.with_name(f"{path.stem}-{'-'.join(kinds)}{path.suffix}")
-    with writing(path):
-        save(path, setup, found.found, found.verdict)
-    actions = len(found.found.actions)
-    shrunk = f"shrunk to {actions} actions, {found.seconds:.2f} s in all"
-    needs = ", ".join(found.fault_labels)
-    print(
-        f"{name_of(setup.limiter)} with {setup.policy}: {', '.join(kinds)}, found by "
-        f"{FINDERS[found.stage]} after {found.examples_to_find} schedules "
-        f"({found.seconds_to_find:.2f} s); needs {needs}; {shrunk}:\n"
-    )
-    print("\n".join(render(found.found)))
-    print(f"\n{listing.verdict(found.verdict, witnesses=1)}\n\nsaved: {path}\n")
-    return {
-        "kinds": kinds,
-        "faults": sorted(found.faults),
-        "needs": found.fault_labels,
-        "clocks_apart": found.clocks_apart if "skew" in found.faults else None,
-        "trace": str(path),
-        "steps": found.trace_steps,
-        "actions": actions,
-    }
 
 
 def _doubts(found: Exploration) -> None:

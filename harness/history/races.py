@@ -1,7 +1,8 @@
 """A race as its run directory holds it: the trace of a schedule (``Step``), a saved race
-(``SavedRace``, one file: ``trace.json`` of a race, one file per flaw of a race-test) and the
-race-test table (``RaceTestRow`` in ``race-test.json``). Written by the explorer, read back by
-``replay``, ``check RUN_DIR`` and the reports: one schema, both ways, the standard library only.
+(``SavedRace``, one file: ``trace.json`` of a race, one file per flaw of a race-test), a race's
+summary (``RaceSummary``, what ``race --json`` writes) and the race-test table (``RaceTestRow``
+in ``race-test.json``). Written by the explorer, read back by ``replay``, ``check RUN_DIR`` and
+the reports: one schema, both ways, the standard library only.
 
 A saved race:
 
@@ -150,6 +151,89 @@ class SavedRace:
             raise ValueError(f"{path}: not a saved race ({error!r})") from None
         except ValueError as error:
             raise ValueError(f"{path}: not a saved race ({error})") from None
+
+
+@dataclass(frozen=True)
+class RaceFlaw:
+    """One flaw a race found: its kinds, the faults it needs and its saved race."""
+
+    kinds: list[str]
+    faults: list[str]  # the nemesis' faults its shortest schedule needs
+    needs: list[str]  # those faults as a report shows them ("none", "skew 0.001 s", ...)
+    clocks_apart: float | None  # how far apart the clocks were, when it needs skew
+    trace: str  # its saved race's path
+    steps: int  # of its trace
+    actions: int  # of its schedule, after shrinking
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RaceFlaw:
+        return cls(**{f.name: data[f.name] for f in fields(cls)})
+
+
+@dataclass(frozen=True)
+class RaceSummary:
+    """What one race did and found (``race --json``), over the searches it ran (see
+    explorer.explore).
+
+    The counts and ``seconds`` add up every search. The fields from ``examples_to_find`` to
+    ``seconds_to_find``, ``trace_steps`` and ``search_ended`` are the first search's. Seconds
+    are kept as measured and written rounded to the millisecond.
+    """
+
+    limiter: str
+    policy: str
+    nemesis: list[str]  # the faults a schedule could draw
+    max_skew: float | None
+    found: list[str]  # the kinds of violation, over every flaw
+    flaws: list[RaceFlaw]
+    examples: int
+    examples_to_find: int
+    found_by: str | None  # the stage that found the first flaw
+    coverage: dict[str, Any] | None  # what the bounded stage explored (explorer.bounded)
+    covered: str  # the same, and what was only sampled, in words
+    seconds_to_find: float
+    seconds: float
+    trace_steps: int
+    trace: str | None  # the first flaw's saved race
+    decisions: int
+    errors: int  # checks that raised or answered what is not a decision
+    first_error: str | None
+    void: int  # schedules not judged: real time reached them
+    unconfirmed: list[dict[str, list[str]]]  # the first few: {"found": kinds, "trace": lines}
+    unconfirmed_count: int  # finds that did not show again when re-run (not counted)
+    search_ended: str | None  # why Hypothesis ended the search early
+    # commands Redis ran for clients the explorer cannot see (None: not counted on this Redis)
+    unscheduled: int | None
+    first_unscheduled: list[str]
+    allow_unscheduled: bool
+    off_clock: int  # decisions whose time was off the schedule's (see explorer.real_clock)
+    first_off_clock: str | None
+    allow_real_clock: bool
+
+    @property
+    def unscheduled_refused(self) -> bool:
+        """Not judged: commands went unscheduled, and judging without them was not allowed."""
+        return bool(self.unscheduled) and not self.allow_unscheduled
+
+    @property
+    def off_clock_refused(self) -> bool:
+        """Not judged: decisions read a real clock, and judging without them was not allowed."""
+        return self.off_clock > 0 and not self.allow_real_clock
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["seconds_to_find"] = round(self.seconds_to_find, 3)
+        data["seconds"] = round(self.seconds, 3)
+        return data
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RaceSummary:
+        names = {f.name for f in fields(cls)} - {"flaws"}
+        flaws = [RaceFlaw.from_json(flaw) for flaw in data["flaws"]]
+        return cls(flaws=flaws, **{name: data[name] for name in names})
 
 
 @dataclass

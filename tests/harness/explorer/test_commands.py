@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from ratelimit_harness.harness.history.races import RaceSummary
 from tests.harness.support import SEARCH_TIMEOUT
 from tests.harness.test_cli import harness
 
@@ -30,6 +31,7 @@ def test_race_finds_saves_and_replay_reproduces(tmp_path: Path) -> None:
     assert "immortal-key, found by the bounded stage" in found.stdout
     assert "shrunk to 2 actions" in found.stdout
     said = json.loads(summary.read_text())
+    assert RaceSummary.from_json(said).to_json() == said  # the record of what --json writes
     # every kind it shows, one search each, each with the faults it needs
     assert said["found"] == ["immortal-key", "over-admission", "wrongful-rejection"]
     assert said["found_by"] == "bounded"
