@@ -29,19 +29,20 @@ CHILD = textwrap.dedent(
 )
 
 
-def _run(seconds: float) -> subprocess.CompletedProcess[str]:
+def _run(program: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    """``program`` run by a Python of its own, in the checkout."""
     return subprocess.run(
-        [sys.executable, "-c", CHILD % seconds],
+        [sys.executable, "-c", program],
         cwd=ROOT,
         capture_output=True,
         text=True,
-        timeout=60,
+        timeout=timeout,
         check=False,
     )
 
 
 def test_a_pause_after_a_swallowed_sigterm_exits_at_once() -> None:
-    done = _run(30)
+    done = _run(CHILD % 30)
     assert "Exception ignored" in done.stderr  # the exit was swallowed where it was raised
     assert done.stdout == "still running\n"  # and the process went on, to the pause
     assert done.returncode == 143  # which ended it at once, not 30 s later
@@ -49,9 +50,7 @@ def test_a_pause_after_a_swallowed_sigterm_exits_at_once() -> None:
 
 def test_a_pause_without_a_signal_sleeps_its_time() -> None:
     child = CHILD.replace("weakref.finalize(held, os.kill, os.getpid(), signal.SIGTERM)", "")
-    done = subprocess.run(
-        [sys.executable, "-c", child % 0.05], cwd=ROOT, capture_output=True, text=True, check=False
-    )
+    done = _run(child % 0.05)
     assert (done.returncode, done.stdout) == (0, "still running\npaused to the end\n")
 
 
@@ -80,12 +79,5 @@ SIGNAL_AT_A_CALL = textwrap.dedent(
 @pytest.mark.parametrize("call", range(1, 13))
 def test_a_sigterm_at_any_call_inside_a_pause_exits_at_once(call: int) -> None:
     # a handler that took a lock the pause held would wait for itself, and the process hang
-    done = subprocess.run(
-        [sys.executable, "-c", SIGNAL_AT_A_CALL % call],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=20,
-        check=False,
-    )
+    done = _run(SIGNAL_AT_A_CALL % call, timeout=20)
     assert done.returncode == 143, done.stderr
