@@ -298,7 +298,9 @@ def add_load_commands(swarm: argparse.ArgumentParser, system: argparse.ArgumentP
         "--nemesis-every",
         type=float,
         default=5.0,
-        help="seconds from one fault to the next (default: 5)",
+        help="seconds from one fault's beginning to the next's; later if undoing one was slow, "
+        "so that the system always has --nemesis-every minus --nemesis-for without a fault "
+        "(default: 5)",
     )
     swarm.add_argument(
         "--nemesis-for", type=float, default=2.0, help="seconds each lasts (default: 2)"

@@ -4,9 +4,12 @@ schedule, each one a marked event in the run directory.
 ``FAULTS`` is the table: each fault a name, what it needs, how it begins and how it ends.
 ``load --nemesis kill-redis,kill-instance --nemesis-every 5 --nemesis-for 2`` begins the first
 fault 5 s after the swarm starts and ends it 2 s later, the next 5 s after the first began, and so
-on, in turn, until the swarm stops; a fault still on then is ended first, so the final verdict
-reads the Redis that is back. Each beginning and end is a line of ``RUN_DIR/faults.jsonl``
-(written and flushed as it happens, so a run killed mid-fault still says so):
+on, in turn, until the swarm stops. A fault slow to undo (an instance slow to start again) delays
+the next, so that the system always has ``every - lasting`` seconds (3) without a fault: the
+stretch in which each fault's recovery is measured. A fault still on when the swarm stops is
+ended first, so the final verdict reads the Redis that is back. Each beginning and end is a line
+of ``RUN_DIR/faults.jsonl`` (written and flushed as it happens, so a run killed mid-fault still
+says so):
 
     {"fault": "kill-redis", "turn": 0, "phase": "start", "time": 1796136947.1, "detail": ""}
     {"fault": "kill-redis", "turn": 0, "phase": "end", "time": 1796136949.1, "detail": ""}
@@ -23,6 +26,7 @@ that ends with the run.
 from __future__ import annotations
 
 import json
+import math
 import threading
 import time
 from collections.abc import Callable
@@ -310,9 +314,13 @@ class Nemesis:
 
     def _run(self) -> None:
         began = time.monotonic()
+        healthy = self.schedule.every - self.schedule.lasting
+        ended = -math.inf  # when the last fault was undone
         for turn in range(10**6):  # bounded by the run: each turn waits out its schedule
             fault = self.faults[turn % len(self.faults)]
-            at = began + self.schedule.every * (turn + 1)
+            # on time, unless undoing the last took so long that the system would not get its
+            # healthy stretch between faults (an instance slow to start again)
+            at = max(began + self.schedule.every * (turn + 1), ended + healthy)
             if self._stopped.wait(max(0.0, at - time.monotonic())):
                 return
             with self._lock:
@@ -323,6 +331,7 @@ class Nemesis:
             with self._lock:
                 if not self._end():
                     return
+            ended = time.monotonic()
 
     def _begin(self, fault: LoadFault, turn: int) -> bool:
         began = self.clock()  # a fault begins as it is done: what fails then is its doing

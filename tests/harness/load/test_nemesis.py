@@ -103,6 +103,31 @@ def test_faults_begin_and_end_on_schedule_each_a_marked_event(tmp_path: Path) ->
     assert [(f.turn, f.end is not None) for f in faults][:2] == [(0, True), (1, True)]
 
 
+def test_a_fault_slow_to_undo_leaves_the_system_its_healthy_stretch(tmp_path: Path) -> None:
+    stamps: list[tuple[str, float]] = []
+
+    def begin(_: Victims, turn: int) -> str:
+        stamps.append(("begin", time.monotonic()))
+        return ""
+
+    def end(_: Victims, turn: int) -> None:
+        time.sleep(0.15)  # an instance slow to start again: longer than the fault lasts
+        stamps.append(("end", time.monotonic()))
+
+    slow = LoadFault("slow-fault", "for the tests", "instances", begin, end)
+    victims = Victims(RedisServer("", "none", ""), Fleet(tmp_path))
+    with Nemesis((slow,), victims, Schedule(0.1, 0.05), tmp_path):
+        for _ in range(300):  # bounded: at most 3 s
+            if len(stamps) >= 4:
+                break
+            time.sleep(0.01)
+    phases = [phase for phase, _ in stamps]
+    assert phases[:4] == ["begin", "end", "begin", "end"]
+    # scheduled at 0.2 s, the second fault waits until 0.05 s (every - lasting) after the first
+    # was undone, at about 0.3 s
+    assert stamps[2][1] - stamps[1][1] >= 0.05 - 0.005
+
+
 def test_stopping_ends_the_fault_that_is_on(tmp_path: Path) -> None:
     done: list[str] = []
     victims = Victims(RedisServer("", "none", ""), Fleet(tmp_path))
