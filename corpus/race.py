@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from corpus.install import ROOT
-from corpus.readme import verdict
+from corpus.page import verdict
 from corpus.table import Row
 from ratelimit_harness.limiters.program import EXEC
 

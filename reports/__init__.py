@@ -14,11 +14,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from ratelimit_harness.harness.history.races import RACE
 from ratelimit_harness.reports import html, junit, markdown, tables
 from ratelimit_harness.reports.load import LoadRun, read_load
 from ratelimit_harness.reports.load_report import load_report
-from ratelimit_harness.reports.race import Race, RaceTest, read_race, read_race_test
-from ratelimit_harness.reports.race_report import race_report
+from ratelimit_harness.reports.race import (
+    Race,
+    RaceRun,
+    RaceTest,
+    read_race,
+    read_race_run,
+    read_race_test,
+)
+from ratelimit_harness.reports.race_report import race_report, race_run_report
 from ratelimit_harness.reports.race_test_report import race_test_report
 
 __all__ = ["build", "build_instances", "read", "read_load", "read_race", "read_race_test"]
@@ -26,16 +34,20 @@ __all__ = ["build", "build_instances", "read", "read_load", "read_race", "read_r
 MANIFEST = "manifest.json"  # what a run directory says it holds (see harness.rundir)
 
 
-def read(source: Path) -> RaceTest | Race | LoadRun:
+Run = RaceTest | RaceRun | Race | LoadRun
+
+
+def read(source: Path) -> Run:
     """A saved race's file, or a run directory of a race, a race-test or a load run; ValueError,
-    in one line, for anything else."""
+    in one line, for anything else. A race's directory without a summary (written before races
+    kept one) is read as its first saved race."""
     if source.is_file():
         return read_race(source)
     if not source.is_dir():
         raise ValueError(f"{source}: no such run directory or trace file")
     kind = _kind(source)
     if kind == "race":
-        return read_race(source)
+        return read_race_run(source) if (source / RACE).exists() else read_race(source)
     if kind in ("load", "serve"):  # serve: the same system, under another load generator
         return read_load(source)
     if kind == "race-test":
@@ -43,8 +55,10 @@ def read(source: Path) -> RaceTest | Race | LoadRun:
     raise ValueError(f"{source}: a run of kind {kind!r} has no such report")
 
 
-def report(run: RaceTest | Race | LoadRun) -> tables.Report:
+def report(run: Run) -> tables.Report:
     """The one report every format renders."""
+    if isinstance(run, RaceRun):
+        return race_run_report(run)
     if isinstance(run, Race):
         return race_report(run)
     if isinstance(run, LoadRun):
@@ -72,7 +86,7 @@ def build_instances(sources: list[Path], out: Path) -> list[Path]:
     return [instances.plot([read_load(s) for s in sources], out / "instances.png")]
 
 
-def _plots(run: RaceTest | Race | LoadRun, out: Path) -> list[Path]:
+def _plots(run: Run, out: Path) -> list[Path]:
     if isinstance(run, LoadRun):
         from ratelimit_harness.reports import admissions, latency, latency_time
 
@@ -82,7 +96,12 @@ def _plots(run: RaceTest | Race | LoadRun, out: Path) -> list[Path]:
         return [p for p in plots if p is not None]
     from ratelimit_harness.reports import swimlane
 
-    races = [run] if isinstance(run, Race) else list(run.races.values())
+    if isinstance(run, Race):
+        races = [run]
+    elif isinstance(run, RaceRun):
+        races = run.races
+    else:
+        races = list(run.races.values())
     return [swimlane.plot(race, out / race.image) for race in races]
 
 

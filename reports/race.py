@@ -1,6 +1,6 @@
-"""A race's run directory (``runs/race-NAME-TIME/trace.json``) and a race-test one
-(``race-test.json`` and a saved race per flaw found), read back in the runs' own schema
-(``harness.history.races``)."""
+"""A race's run directory (``runs/race-NAME-TIME/``: ``race.json`` and a saved race per flaw
+found, the first ``trace.json``) and a race-test one (``race-test.json`` and a saved race per
+flaw found), read back in the runs' own schema (``harness.history.races``)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ratelimit_harness.harness.history import races
-from ratelimit_harness.harness.history.races import TRACE, RaceTestRow, SavedRace, Search
+from ratelimit_harness.harness.history.races import (
+    RACE,
+    TRACE,
+    RaceSummary,
+    RaceTestRow,
+    SavedRace,
+    Search,
+)
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,32 @@ class RaceTest:
 
     def race_of(self, search: Search) -> Race | None:
         return self.races.get(search.trace)
+
+
+@dataclass(frozen=True)
+class RaceRun:
+    """A race's run directory: its summary, and the saved race of each flaw it holds."""
+
+    directory: Path
+    summary: RaceSummary
+    races: list[Race]  # in the order of the summary's flaws
+
+
+def read_race_run(directory: Path) -> RaceRun:
+    """The race run in ``directory`` (its ``race.json``); ValueError, in one line, when it is
+    not one. Each flaw's saved race is read from the directory (which may have moved since),
+    else from where the race saved it (``race --trace``), if it is still there."""
+    try:
+        summary = RaceSummary.read(directory / RACE)
+    except OSError as error:
+        raise ValueError(f"{directory}: not a race run ({error.strerror or error})") from None
+    paths = [_found(directory, Path(flaw.trace)) for flaw in summary.flaws]
+    return RaceRun(directory, summary, [read_race(path) for path in paths if path.exists()])
+
+
+def _found(directory: Path, saved: Path) -> Path:
+    inside = directory / saved.name
+    return inside if inside.exists() else saved
 
 
 def read_race(path: Path) -> Race:

@@ -1,11 +1,59 @@
-"""The report of one race: its search, its verdict and the shrunk trace of what it found (see
-``tables``)."""
+"""The report of one race: its run directory (its summary: each flaw, or what a clean race
+covered) or one saved race (its verdict and the shrunk trace of what it found); see ``tables``."""
 
 from __future__ import annotations
 
-from ratelimit_harness.reports.race import Race
-from ratelimit_harness.reports.tables import Case, Finding, Report, Table
+from ratelimit_harness.reports.race import Race, RaceRun
+from ratelimit_harness.reports.tables import CAUGHT, CLEAN, Case, Finding, Report, Table
 from ratelimit_harness.reports.verdicts import witness_text
+
+# a race run's table: one row per flaw found, or one for a clean race
+RACE_RUN_HEADERS = ["flaw", "result", "found by", "needs", "schedules", "seconds", "steps"]
+
+
+def race_run_report(run: RaceRun) -> Report:
+    summary = run.summary
+    rows = [
+        [
+            ", ".join(flaw.kinds),
+            CAUGHT,
+            flaw.found_by,
+            ", ".join(flaw.needs),
+            str(flaw.schedules),
+            f"{flaw.seconds_to_find:.1f}",
+            str(flaw.steps),
+        ]
+        for flaw in summary.flaws
+    ]
+    if not summary.flaws:
+        seconds = f"{summary.seconds:.1f}"
+        rows = [["none", CLEAN, "-", "-", str(summary.examples), seconds, "-"]]
+    suite = f"race {summary.limiter}"
+    cases = [
+        Case(suite, f"{summary.limiter}[{kind}]", kind, trace_text(race), flaw.seconds_to_find)
+        for flaw, race in zip(summary.flaws, run.races, strict=False)
+        for kind in flaw.kinds
+    ] or [Case(suite, f"{summary.limiter}[{CLEAN}]", None, summary.covered, summary.seconds)]
+    faults = ", ".join(summary.nemesis) or "none"
+    footer = [f"Faults allowed: {faults}; {summary.examples} schedules in {summary.seconds:.1f} s."]
+    if not summary.flaws:
+        footer.append(f"Explored {summary.covered}.")
+    return Report(
+        f"Race: {run.directory.name}",
+        race_run_headline(run),
+        Table(RACE_RUN_HEADERS, rows),
+        [trace_finding(race) for race in run.races],
+        cases=cases,
+        footer=footer,
+    )
+
+
+def race_run_headline(run: RaceRun) -> str:
+    summary = run.summary
+    race = f"Race of {summary.limiter} with {summary.policy}"
+    if not summary.flaws:
+        return f"{race}: no violation in {summary.examples} schedules."
+    return f"{race}: {', '.join(summary.found)} ({len(summary.flaws)} flaws)."
 
 
 def race_report(race: Race) -> Report:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from collections.abc import Callable
@@ -32,6 +31,7 @@ from ratelimit_harness.harness.explorer.trace import load, render, save
 from ratelimit_harness.harness.explorer.trace import replay as replay_saved
 from ratelimit_harness.harness.explorer.unseen import countable, said
 from ratelimit_harness.harness.history.races import (
+    RACE,
     TRACE,
     RaceFlaw,
     RaceSummary,
@@ -95,12 +95,11 @@ def race(args: argparse.Namespace) -> int:
     setup, searches = _searched(args, asked)
     tally = _Tally(searches)
     _decided(args.limiter, tally)
-    flaws = _saved_flaws(args, setup, searches)
+    run_dir = new_run_dir("race", args.limiter)
+    flaws = _saved_flaws(Path(args.trace or run_dir / TRACE), setup, searches)
     summary = _summary(args, tally, flaws, setup=setup, space=asked.space)
     _show(summary, searches)
-    if args.json_out:
-        with writing(args.json_out):
-            Path(args.json_out).write_text(json.dumps(summary.to_json(), indent=1))
+    _recorded(summary, run_dir, args.json_out)
     return _exit(summary)
 
 
@@ -138,15 +137,12 @@ def _decided(limiter: str, tally: _Tally) -> None:
         )
 
 
-def _saved_flaws(
-    args: argparse.Namespace, setup: Setup, searches: list[Exploration]
-) -> list[RaceFlaw]:
-    """Save the shortest trace of each flaw: the first at ``--trace``, else in a run directory
-    of its own; the others beside it."""
+def _saved_flaws(where: Path, setup: Setup, searches: list[Exploration]) -> list[RaceFlaw]:
+    """Save the shortest trace of each flaw: the first at ``where`` (``--trace``, else in the
+    race's run directory); the others beside it."""
     finds = [found for found in searches if found.found is not None]
     if not finds:
         return []
-    where = Path(args.trace) if args.trace else new_run_dir("race", args.limiter) / TRACE
     flaws = [_saved_flaw(where, setup, found, n) for n, found in enumerate(finds)]
     with writing(where.parent):
         POOL.keep_stderr(where.parent)  # a program's, as app-N.stderr
@@ -171,7 +167,21 @@ def _saved_flaw(where: Path, setup: Setup, found: Exploration, number: int) -> R
         trace=str(path),
         steps=found.trace_steps,
         actions=len(found.found.actions),
+        found_by=found.stage,
+        schedules=found.examples_to_find,
+        seconds_to_find=found.seconds_to_find,
     )
+
+
+def _recorded(summary: RaceSummary, run_dir: Path, json_out: str | None) -> None:
+    """Write the summary into the race's run directory (``report RUN_DIR`` renders it), and to
+    ``--json``'s file if asked."""
+    with writing(run_dir):
+        summary.write(run_dir / RACE)
+    if json_out:
+        with writing(json_out):
+            summary.write(json_out)
+    print(f"recorded in {run_dir} (ratelimit-harness report {run_dir} renders it)")
 
 
 def _summary(

@@ -1,6 +1,7 @@
 """A race as its run directory holds it: the trace of a schedule (``Step``), a saved race
 (``SavedRace``, one file: ``trace.json`` of a race, one file per flaw of a race-test), a race's
-summary (``RaceSummary``, what ``race --json`` writes) and the race-test table (``RaceTestRow``
+summary (``RaceSummary``: ``race.json`` in a race's run directory, and what ``race --json``
+writes) and the race-test table (``RaceTestRow``
 in ``race-test.json``). Written by the explorer, read back by ``replay``, ``check RUN_DIR`` and
 the reports: one schema, both ways, the standard library only.
 
@@ -22,15 +23,17 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ratelimit_harness.harness.history.files import write_json
 from ratelimit_harness.harness.history.verdict import Verdict
 
 RACE_TEST = "race-test.json"  # the race-test table, in its run directory
 TRACE = "trace.json"  # a race's first saved race, in its run directory
+RACE = "race.json"  # a race's summary, in its run directory
 
 # what a trace step is: a request starting, its decision or failure, a command the instance
 # sent (or a thread of its own did, unscheduled), time passing, a fault striking
@@ -145,12 +148,22 @@ class SavedRace:
     @classmethod
     def read(cls, path: str | os.PathLike[str]) -> SavedRace:
         """The race saved at ``path``; OSError, or ValueError saying why it is not one."""
-        try:
-            return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
-        except (KeyError, TypeError, AttributeError) as error:
-            raise ValueError(f"{path}: not a saved race ({error!r})") from None
-        except ValueError as error:
-            raise ValueError(f"{path}: not a saved race ({error})") from None
+        return _read(path, "a saved race", cls.from_json)
+
+
+Record = TypeVar("Record")
+
+
+def _read(
+    path: str | os.PathLike[str], what: str, parse: Callable[[dict[str, Any]], Record]
+) -> Record:
+    """The record of JSON file ``path``; OSError, or ValueError saying why it is not ``what``."""
+    try:
+        return parse(json.loads(Path(path).read_text(encoding="utf-8")))
+    except (KeyError, TypeError, AttributeError) as error:
+        raise ValueError(f"{path}: not {what} ({error!r})") from None
+    except ValueError as error:
+        raise ValueError(f"{path}: not {what} ({error})") from None
 
 
 @dataclass(frozen=True)
@@ -164,9 +177,12 @@ class RaceFlaw:
     trace: str  # its saved race's path
     steps: int  # of its trace
     actions: int  # of its schedule, after shrinking
+    found_by: str  # the stage that found it (see explorer.explore)
+    schedules: int  # run by its search until it was found
+    seconds_to_find: float
 
     def to_json(self) -> dict[str, Any]:
-        return asdict(self)
+        return {**asdict(self), "seconds_to_find": round(self.seconds_to_find, 3)}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> RaceFlaw:
@@ -225,6 +241,7 @@ class RaceSummary:
 
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
+        data["flaws"] = [flaw.to_json() for flaw in self.flaws]
         data["seconds_to_find"] = round(self.seconds_to_find, 3)
         data["seconds"] = round(self.seconds, 3)
         return data
@@ -234,6 +251,14 @@ class RaceSummary:
         names = {f.name for f in fields(cls)} - {"flaws"}
         flaws = [RaceFlaw.from_json(flaw) for flaw in data["flaws"]]
         return cls(flaws=flaws, **{name: data[name] for name in names})
+
+    def write(self, path: str | os.PathLike[str]) -> None:
+        write_json(Path(path), self.to_json())
+
+    @classmethod
+    def read(cls, path: str | os.PathLike[str]) -> RaceSummary:
+        """The summary at ``path``; OSError, or ValueError saying why it is not one."""
+        return _read(path, "a race's summary", cls.from_json)
 
 
 @dataclass

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from corpus.install import installed
+from corpus.page import verdict
 from corpus.race import race
-from corpus.readme import verdict
 from corpus.table import ROWS, Row
 
 pytestmark = pytest.mark.corpus

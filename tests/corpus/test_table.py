@@ -1,4 +1,4 @@
-"""The corpus table is whole and says the same as the README and the ``corpus`` extra; these
+"""The corpus table is whole and says the same as docs/corpus.md and the ``corpus`` extra; these
 need no library of the corpus installed (its wrappers import theirs only when called)."""
 
 from __future__ import annotations
@@ -9,18 +9,17 @@ import tomllib
 from pathlib import Path
 
 from corpus.install import ROOT
-from corpus.readme import BEGIN, END, render
+from corpus.page import BEGIN, PAGE, render, shown
 from corpus.table import ROWS
 from ratelimit_harness.limiters.catalogue import Flaw
 
 FAULTS = {"crash", "stall", "skew"}
 
 
-def test_the_readme_shows_the_table_as_the_table_module_renders_it() -> None:
-    readme = (ROOT / "README.md").read_text()
-    assert readme.count(BEGIN) == 1, "the README has no corpus table (python -m corpus.readme)"
-    shown = readme[readme.index(BEGIN) : readme.index(END) + len(END)]
-    assert shown == render(), "README's corpus table is stale: paste python -m corpus.readme"
+def test_the_corpus_page_shows_the_table_as_the_table_module_renders_it() -> None:
+    page = PAGE.read_text()
+    assert page.count(BEGIN) == 1, "docs/corpus.md has no corpus table (python -m corpus.page)"
+    assert shown(page) == render(), "docs/corpus.md is stale: python -m corpus.page --write"
 
 
 def test_the_corpus_extra_holds_exactly_the_shared_rows_pins() -> None:

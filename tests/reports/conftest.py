@@ -20,6 +20,20 @@ def race_dir(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
+def race_run_dir(tmp_path: Path) -> Path:
+    """A copy of a race's run directory with its summary: two flaws of naive-get-set."""
+    name = "race-naive-get-set-20261204-195359"
+    return Path(shutil.copytree(FIXTURES / name, tmp_path / name))
+
+
+@pytest.fixture
+def clean_race_dir(tmp_path: Path) -> Path:
+    """A copy of a clean race's run directory: its summary alone."""
+    name = "race-gcra-lua-20261204-195403"
+    return Path(shutil.copytree(FIXTURES / name, tmp_path / name))
+
+
+@pytest.fixture
 def race_file(race_dir: Path) -> Path:
     return race_dir / "trace.json"
 

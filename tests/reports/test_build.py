@@ -1,3 +1,4 @@
+import json
 import re
 from pathlib import Path
 
@@ -10,7 +11,9 @@ from ratelimit_harness.reports.tables import GLOSSARY
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
-@pytest.mark.parametrize("source", ["race_test_dir", "race_dir", "race_file", "load_dir"])
+@pytest.mark.parametrize(
+    "source", ["race_test_dir", "race_run_dir", "race_dir", "race_file", "load_dir"]
+)
 def test_every_output_exists(source: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
     out = tmp_path / "out"
     written = build(request.getfixturevalue(source), out)
@@ -89,7 +92,9 @@ def test_a_saved_race_of_another_shape_is_refused_in_one_line(race_file: Path) -
         build(race_file, race_file.parent / "out")
 
 
-@pytest.mark.parametrize("source", ["race_test_dir", "race_dir"])  # (load_dir's is trimmed)
+@pytest.mark.parametrize(
+    "source", ["race_test_dir", "race_run_dir", "race_dir"]
+)  # (load_dir's is trimmed)
 def test_each_run_directory_read_here_is_judged_again_as_it_was_recorded(
     source: str, request: pytest.FixtureRequest
 ) -> None:
@@ -103,3 +108,48 @@ def test_a_serve_run_is_reported_as_a_load_run(load_dir: Path, tmp_path: Path) -
     manifest.write_text(manifest.read_text().replace('"load"', '"serve"'))
     names = {p.name for p in build(load_dir, tmp_path)}
     assert {"summary.md", "report.html", "admissions-api.png"} <= names
+
+
+def test_a_race_run_plots_the_trace_of_each_flaw_it_holds(
+    race_run_dir: Path, tmp_path: Path
+) -> None:
+    written = build(race_run_dir, tmp_path)
+    assert sorted(p.name for p in written if p.suffix == ".png") == [
+        "race-naive-get-set-20261204-195359.png",
+        "race-trace-wrongful-rejection.png",
+    ]
+
+
+def test_a_flaw_saved_outside_the_run_directory_is_read_from_where_it_was_saved(
+    race_run_dir: Path, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "kept" / "my-trace.json"
+    elsewhere.parent.mkdir()
+    (race_run_dir / "trace.json").rename(elsewhere)
+    summary = json.loads((race_run_dir / "race.json").read_text())
+    summary["flaws"][0]["trace"] = str(elsewhere)
+    (race_run_dir / "race.json").write_text(json.dumps(summary))
+    written = build(race_run_dir, tmp_path / "out")
+    assert "race-my-trace.png" in {p.name for p in written}
+    elsewhere.unlink()  # gone: the report says what the summary holds, without its trace
+    written = build(race_run_dir, tmp_path / "out2")
+    assert "race-my-trace.png" not in {p.name for p in written}
+    assert (
+        "| over-admission | ✅ caught | bounded | none | 5 |"
+        in (tmp_path / "out2" / "summary.md").read_text()
+    )
+
+
+def test_a_clean_race_run_is_reported_with_its_coverage(
+    clean_race_dir: Path, tmp_path: Path
+) -> None:
+    written = build(clean_race_dir, tmp_path)
+    assert {p.name for p in written} == {"summary.md", "junit.xml", "report.html"}
+    summary = (tmp_path / "summary.md").read_text()
+    assert "no violation in 40 schedules" in summary
+    assert "| none | ✅ clean | - | - | 40 | 2.0 | - |" in summary
+    assert "Explored 2 instances x 2 requests on one identity" in summary
+    assert "then 20 random schedules (seed 1)" in summary
+    junit = (tmp_path / "junit.xml").read_text()
+    assert 'name="gcra-lua[clean]"' in junit
+    assert "<failure" not in junit

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
-from ratelimit_harness.harness.history.races import RaceFlaw, RaceSummary
+import pytest
+
+from ratelimit_harness.harness.history.races import RACE, RaceFlaw, RaceSummary
 
 FLAW = RaceFlaw(
     kinds=["over-admission"],
@@ -16,6 +19,9 @@ FLAW = RaceFlaw(
     trace="runs/race-x/trace.json",
     steps=10,
     actions=4,
+    found_by="bounded",
+    schedules=10,
+    seconds_to_find=0.14049,
 )
 SUMMARY = RaceSummary(
     limiter="fixed-window-incr-expire",
@@ -54,7 +60,8 @@ def test_a_summary_is_read_back_as_written_with_its_seconds_rounded() -> None:
     assert (written["seconds_to_find"], written["seconds"]) == (0.14, 6.089)
     assert written["flaws"] == [FLAW.to_json()]
     read = RaceSummary.from_json(written)
-    assert read == replace(SUMMARY, seconds_to_find=0.14, seconds=6.089)
+    flaw = replace(FLAW, seconds_to_find=0.14)
+    assert read == replace(SUMMARY, flaws=[flaw], seconds_to_find=0.14, seconds=6.089)
     assert read.to_json() == written
     assert list(read.to_json()) == list(written)  # the keys in the order written
 
@@ -69,3 +76,15 @@ def test_a_race_not_allowed_to_judge_without_what_it_could_not_see_is_refused() 
     off = replace(SUMMARY, off_clock=2, first_off_clock="app-0 reported now=0.000")
     assert off.off_clock_refused
     assert not replace(off, allow_real_clock=True).off_clock_refused
+
+
+def test_a_summary_file_is_read_back_and_another_file_refused_in_one_line(tmp_path: Path) -> None:
+    path = tmp_path / RACE
+    SUMMARY.write(path)
+    assert RaceSummary.read(path).to_json() == SUMMARY.to_json()
+    path.write_text('{"limiter": "x"}')
+    with pytest.raises(ValueError, match=r"race.json: not a race's summary \(KeyError"):
+        RaceSummary.read(path)
+    path.write_text("{half")
+    with pytest.raises(ValueError, match="not a race's summary"):
+        RaceSummary.read(path)
