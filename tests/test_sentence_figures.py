@@ -1,16 +1,8 @@
 """scripts/sentence_figures.py counts the prose of a Markdown file, and nothing else."""
 
-import importlib.util
-import sys
-from pathlib import Path
+from tests.scripts import load_script
 
-ROOT = Path(__file__).resolve().parents[1]
-SPEC = importlib.util.spec_from_file_location("figures", ROOT / "scripts" / "sentence_figures.py")
-assert SPEC is not None
-assert SPEC.loader is not None
-figures = importlib.util.module_from_spec(SPEC)
-sys.modules["figures"] = figures  # its dataclass looks its module up there
-SPEC.loader.exec_module(figures)
+figures = load_script("sentence_figures")
 
 TEXT = """# A heading is not a sentence
 
