@@ -3,9 +3,10 @@ on a free loopback port, all journalling into one run directory.
 
 An instance is ``granian --interface asgi --workers 1`` running ``harness.load.app``. Measured on
 this project's 2-core machine with wrk (``bench/load_speed.py``), granian serves the same
-Starlette app with the same middleware about twice as fast as uvicorn, so the instances are
-never what limits a Locust swarm (which tops out at 5-7k requests/s here). One worker per
-instance keeps "an instance" one process tree that can be killed alone, as a crashed node is.
+Starlette app with the same middleware 1.4 times as fast as uvicorn (3 times on a bare
+endpoint), so the instances are never what limits a Locust swarm (which tops out at 5-7k
+requests/s here). One worker per instance keeps "an instance" one process tree that can be
+killed alone, as a crashed node is.
 """
 
 from __future__ import annotations
