@@ -61,6 +61,8 @@ bench: venv
 	$(PY) bench/table.py $(BENCH_ARGS)
 
 docs: venv
+	$(PY) scripts/data_path.py
+	$(PY) scripts/tutorial.py
 	$(PY) -m ratelimit_harness.reports.bench_docs --check
 
 redis-image:

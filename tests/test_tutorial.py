@@ -1,0 +1,34 @@
+"""docs/tutorial.md is what scripts/tutorial.py wrote (``make docs`` runs it again): the files it
+shows are the script's, and every command it shows is one the harness takes today."""
+
+from __future__ import annotations
+
+import re
+import shlex
+
+import pytest
+
+from ratelimit_harness.harness.cli import parser
+from tests.scripts import load_script
+
+tutorial = load_script("tutorial")
+PAGE = tutorial.PAGE.read_text(encoding="utf-8")
+COMMANDS = re.findall(r"^\$ ratelimit-harness (.+)$", PAGE, re.MULTILINE)
+
+
+def test_the_page_shows_the_files_the_script_writes() -> None:
+    for text in (tutorial.BROKEN, tutorial.FIXED, tutorial.TEST):
+        assert text in PAGE
+
+
+def test_the_page_shows_each_step_run_with_what_it_printed() -> None:
+    assert len(COMMANDS) >= 6
+    assert "reproduced: immortal-key" in PAGE  # the race's trace broke the limiter again
+    assert ": no violation in " in PAGE  # the fixed limiter is clean
+    assert "fault kill-instance on app-0" in PAGE  # the load run met its fault
+    assert PAGE.count("(exit code 1)") == 2  # the race that found flaws, and the replay
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_of_the_page_is_one_the_harness_takes(command: str) -> None:
+    parser().parse_args(shlex.split(command))  # argparse exits 2 on what it does not take
