@@ -238,10 +238,12 @@ def explore(
 
     Then the faults a find holds are put to the test, smallest first. A search with no fault
     at all comes first: half the bounded stage's schedules, within its bound with no fault
-    (a small one). If it finds nothing, each fault of the find is left out in turn, in shorter
-    searches (``NEED_DIVISOR``). A find with fewer faults takes the find's place (one with as
-    many, but others, does not: the flaw keeps the faults that showed it first). A fault none
-    of them could do without is one the flaw needs."""
+    (a small one), then a few at random. If it finds nothing and the find holds two faults or
+    more, each is left out in turn, in shorter searches (``NEED_DIVISOR``); a find of one fault
+    could only give way to one of none, which the first search asked for. A find with fewer
+    faults takes the find's place (one with as many, but others, does not: the flaw keeps the
+    faults that showed it first). A fault none of them could do without is one the flaw
+    needs."""
     space = space or Space()
     result = _explore(
         setup,
@@ -285,19 +287,21 @@ def explore(
 
 def _need_budget(no_fault: bool, max_examples: int) -> tuple[int, int]:
     """The schedules of a search for what a flaw needs (see ``explore``), random and bounded:
-    with no fault, none at random and half the bounded stage's (the searches that leave out
-    one fault draw schedules with none, too); else a few of each."""
-    if no_fault:
-        return 0, min(max_examples, BOUNDED_MOST) // 2
+    a few at random; and half the bounded stage's with no fault, else as few as at random. (A
+    flaw that needs no fault but time moves beyond the bounded stage's reach, as the boundary
+    attack's, is drawn at random.)"""
     few = max(1, min(max_examples // NEED_DIVISOR, NEED_MOST))
-    return few, few
+    return few, min(max_examples, BOUNDED_MOST) // 2 if no_fault else few
 
 
 def _removals(
     faults: frozenset[str], every: frozenset[str], spared: frozenset[str]
 ) -> list[frozenset[str]]:
     """What to try a find without, smallest first: every fault (the flaw needs none); then
-    each fault it holds, beside those the flaw was shown without."""
+    each fault it holds, beside those the flaw was shown without. A find of one fault is
+    replaced only by one of none, which the first search asks for: nothing follows it."""
+    if len(faults) == 1:
+        return [every]
     return [every, *(spared | {fault} for fault in sorted(faults))]
 
 

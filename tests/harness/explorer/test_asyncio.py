@@ -193,7 +193,9 @@ def test_race_allowed_to_judges_what_it_saw_and_says_what_it_did_not(
     summary = json.loads((tmp_path / "race.json").read_text())
     assert "no violation in 40 schedules" in out  # 20 of the bounded stage, 20 drawn
     assert f"unscheduled: Redis ran {summary['unscheduled']} commands" in out
-    assert out.rstrip().endswith("judged without them")
+    *_, said, recorded = out.rstrip().splitlines()
+    assert said.endswith("judged without them")
+    assert recorded.startswith("recorded in runs/race-")  # its summary, in its run directory
 
 
 def test_race_on_a_given_redis_counts_nothing_and_says_so(

@@ -107,3 +107,24 @@ def test_unseeded_the_same_search_draws_the_same_schedules(redis_server: RedisSe
     assert f"then 25 random schedules (seed {first.seed})" in first.covered
     other = Setup("fixed-window-lua", Policy.parse("fixed-window:limit=2,window=10"), 2, "")
     assert derived_seed(other, Space()) != derived_seed(setup, Space())
+
+
+def test_what_a_find_is_tried_without_smallest_first() -> None:
+    every = frozenset({"crash", "stall", "skew"})
+    removals = explore_module._removals
+    # one fault: only a find with none could take its place, and the search with none asks that
+    assert removals(frozenset({"crash"}), every, frozenset()) == [every]
+    # two: with none, then without each in turn
+    assert removals(frozenset({"crash", "stall"}), every, frozenset()) == [
+        every,
+        frozenset({"crash"}),
+        frozenset({"stall"}),
+    ]
+
+
+def test_the_search_with_no_fault_draws_at_random_too() -> None:
+    # a flaw that needs no fault but time moves past the bounded stage's reach (the boundary
+    # attack's) shows at random: the search with none draws some, as each other search does
+    assert explore_module._need_budget(True, 300) == (60, 150)
+    assert explore_module._need_budget(False, 300) == (60, 60)
+    assert explore_module._need_budget(True, 30) == (10, 15)
