@@ -99,7 +99,7 @@ def _plots(run: Run, out: Path) -> list[Path]:
     if isinstance(run, Race):
         races = [run]
     elif isinstance(run, RaceRun):
-        races = run.races
+        races = [race for race in run.races if race is not None]
     else:
         races = list(run.races.values())
     return [swimlane.plot(race, out / race.image) for race in races]

@@ -56,7 +56,7 @@ class RaceRun:
 
     directory: Path
     summary: RaceSummary
-    races: list[Race]  # in the order of the summary's flaws
+    races: list[Race | None]  # each flaw's saved race, in order (None: not found where saved)
 
 
 def read_race_run(directory: Path) -> RaceRun:
@@ -68,7 +68,7 @@ def read_race_run(directory: Path) -> RaceRun:
     except OSError as error:
         raise ValueError(f"{directory}: not a race run ({error.strerror or error})") from None
     paths = [_found(directory, Path(flaw.trace)) for flaw in summary.flaws]
-    return RaceRun(directory, summary, [read_race(path) for path in paths if path.exists()])
+    return RaceRun(directory, summary, [read_race(p) if p.exists() else None for p in paths])
 
 
 def _found(directory: Path, saved: Path) -> Path:

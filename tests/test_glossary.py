@@ -11,6 +11,7 @@ from ratelimit_harness.harness.checkers import PARTS
 from ratelimit_harness.harness.explorer.faults import FAULTS as RACE_FAULTS
 from ratelimit_harness.harness.load.nemesis import FAULTS as LOAD_FAULTS
 from ratelimit_harness.harness.load.truth import LIES
+from ratelimit_harness.reports.race_report import NOT_JUDGED
 from ratelimit_harness.reports.tables import CAUGHT, CLEAN, MISMATCH
 
 GLOSSARY = (Path(__file__).resolve().parents[1] / "docs" / "concepts.md").read_text()
@@ -20,7 +21,7 @@ WORDS = sorted(
     | set(LIES)
     | set(LOAD_FAULTS)
     | set(RACE_FAULTS)
-    | {CAUGHT, CLEAN, MISMATCH}
+    | {CAUGHT, CLEAN, MISMATCH, NOT_JUDGED}
 )
 
 

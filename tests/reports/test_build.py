@@ -134,10 +134,12 @@ def test_a_flaw_saved_outside_the_run_directory_is_read_from_where_it_was_saved(
     elsewhere.unlink()  # gone: the report says what the summary holds, without its trace
     written = build(race_run_dir, tmp_path / "out2")
     assert "race-my-trace.png" not in {p.name for p in written}
-    assert (
-        "| over-admission | ✅ caught | bounded | none | 5 |"
-        in (tmp_path / "out2" / "summary.md").read_text()
-    )
+    summary = (tmp_path / "out2" / "summary.md").read_text()
+    assert "| over-admission | ✅ caught | bounded | none | 5 |" in summary
+    # each flaw keeps its own evidence: the one whose trace is gone says so
+    junit = (tmp_path / "out2" / "junit.xml").read_text()
+    assert f"its saved race is no longer at {elsewhere}" in junit
+    assert "time passes" in junit.split("wrongful-rejection]")[1]  # the second's trace
 
 
 def test_a_clean_race_run_is_reported_with_its_coverage(
@@ -153,3 +155,15 @@ def test_a_clean_race_run_is_reported_with_its_coverage(
     junit = (tmp_path / "junit.xml").read_text()
     assert 'name="gcra-lua[clean]"' in junit
     assert "<failure" not in junit
+
+
+def test_a_race_not_judged_is_not_called_clean(clean_race_dir: Path, tmp_path: Path) -> None:
+    path = clean_race_dir / "race.json"
+    summary = json.loads(path.read_text())
+    path.write_text(json.dumps({**summary, "unscheduled": 12, "first_unscheduled": ["TIME"]}))
+    build(clean_race_dir, tmp_path)
+    shown = (tmp_path / "summary.md").read_text()
+    assert "not judged in 40 schedules" in shown
+    assert "| none | not judged |" in shown
+    assert "Not judged: Redis ran commands for clients the explorer cannot see." in shown
+    assert "<skipped" in (tmp_path / "junit.xml").read_text()
