@@ -17,7 +17,8 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 LONG = 40  # words: a sentence over this is hard to read in one go
-_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\[\"])")  # a sentence ends, the next begins
+_CODE_MARK = "\x00"  # an inline code span while the sentences are split: it may begin one
+_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z`*(\[\"\x00])")  # a sentence ends, the next begins
 _CODE = re.compile(r"`[^`]*`")
 _LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")  # [text](target): its text
 _ITEM = re.compile(r"^([-*]|\d+\.)\s+")  # a list item's mark
@@ -57,8 +58,8 @@ def prose(text: str) -> list[str]:
 def sentences(text: str) -> list[str]:
     found = []
     for paragraph in prose(text):
-        plain = _LINK.sub(r"\1", _CODE.sub("code", paragraph))
-        found += [each for each in _END.split(plain) if each.strip()]
+        plain = _LINK.sub(r"\1", _CODE.sub(_CODE_MARK, paragraph))
+        found += [each.replace(_CODE_MARK, "code") for each in _END.split(plain) if each.strip()]
     return found
 
 

@@ -68,6 +68,12 @@ def test_my_limiter(race):
 """
 
 POLICY = "fixed-window:limit=2,window=10,anchor=first"
+RACE = f"ratelimit-harness race --limiter mylimiter:factory --policy {POLICY} --seed 1"
+LOAD = (
+    "ratelimit-harness load --limiter mylimiter:factory "
+    "--policy fixed-window:limit=5,window=1,anchor=first --instances 2 --users 20 "
+    "--duration 10 --nemesis kill-instance --nemesis-every 4 --nemesis-for 1"
+)
 
 
 @dataclass
@@ -96,16 +102,16 @@ class Project:
             lines = [*lines[: MOST_LINES - TAIL], f"... ({cut} lines left out)", *lines[-TAIL:]]
         return "\n".join(lines) + f"\n(exit code {done.returncode})"
 
+    def shown(self, command: str) -> str:
+        """``command`` run, as the page shows it: the command line, then what it printed."""
+        return f"```console\n$ {command}\n{self.run(command)}\n```"
+
     def newest_run(self, kind: str) -> str:
         """The run directory of ``kind`` made last, as a path from the folder."""
         runs = sorted((self.folder / "runs").glob(f"{kind}-*"), key=lambda p: p.stat().st_mtime)
         if not runs:
             raise SystemExit(f"no {kind} run directory in {self.folder / 'runs'}")
         return str(runs[-1].relative_to(self.folder))
-
-
-def shell(command: str, output: str) -> str:
-    return f"```console\n$ {command}\n{output}\n```"
 
 
 def code(name: str, text: str, language: str = "python") -> str:
@@ -129,7 +135,7 @@ def page(project: Project) -> str:
         "It needs a Redis to race on. `doctor` says which ways of getting one work here. The "
         "tutorial uses the embedded one: a Redis (or Valkey) server process the harness "
         "starts itself.",
-        shell("ratelimit-harness doctor", project.run("ratelimit-harness doctor")),
+        project.shown("ratelimit-harness doctor"),
         "## 2. A limiter with a flaw",
         "A limiter, for the harness, is a *factory*: `factory(client, policy)` gets a redis-py "
         "client and the parsed *policy*, and returns `check(identity)`, which says whether "
@@ -144,8 +150,7 @@ def page(project: Project) -> str:
         "crashes, stalls and clock skew between them. Then it judges every schedule's "
         "history against the policy. `--seed 1` makes the run repeatable.",
     ]
-    command = f"ratelimit-harness race --limiter mylimiter:factory --policy {POLICY} --seed 1"
-    parts.append(shell(command, project.run(command)))
+    parts.append(project.shown(RACE))
     caught = project.newest_run("race")
     parts += [
         "It found two flaws, each with the shortest *trace* that shows it. The first is an "
@@ -160,8 +165,7 @@ def page(project: Project) -> str:
         "The shortest schedule was saved in the race's run directory. `replay` runs it again, "
         "on a fresh Redis, and checks that it breaks the limiter again:",
     ]
-    command = f"ratelimit-harness replay {caught}/trace.json"
-    parts.append(shell(command, project.run(command)))
+    parts.append(project.shown(f"ratelimit-harness replay {caught}/trace.json"))
     parts += [
         "## 5. Fix it",
         "INCR and EXPIRE must happen together, or not at all. A Lua script runs on the Redis "
@@ -169,8 +173,7 @@ def page(project: Project) -> str:
         code("mylimiter.py", project.write("mylimiter.py", FIXED)),
         "Race it again:",
     ]
-    command = f"ratelimit-harness race --limiter mylimiter:factory --policy {POLICY} --seed 1"
-    parts.append(shell(command, project.run(command)))
+    parts.append(project.shown(RACE))
     clean = project.newest_run("race")
     parts += [
         "No violation. A clean verdict says what was explored. First comes the *bounded "
@@ -181,16 +184,15 @@ def page(project: Project) -> str:
         "Every race keeps its record in its run directory. `report` renders it as HTML, "
         "Markdown and JUnit XML, for a person or a CI job:",
     ]
-    command = f"ratelimit-harness report {clean}"
-    parts.append(shell(command, project.run(command)))
-    parts.append(shell(f"cat {clean}/summary.md", project.run(f"cat {clean}/summary.md")))
+    parts.append(project.shown(f"ratelimit-harness report {clean}"))
+    parts.append(project.shown(f"cat {clean}/summary.md"))
     parts += [
         "## 7. Keep it in your test suite",
         "Installing the harness installs a pytest plugin. Its `race` fixture races a limiter "
         "as the command does, and the test fails with the trace if a flaw shows up:",
         code("test_mylimiter.py", project.write("test_mylimiter.py", TEST)),
     ]
-    parts.append(shell("pytest -q test_mylimiter.py", project.run("pytest -q test_mylimiter.py")))
+    parts.append(project.shown("pytest -q test_mylimiter.py"))
     parts += [
         "## 8. Put it under load, with a fault",
         "`load` starts a Redis, app instances that use your limiter, and a Locust swarm that "
@@ -198,12 +200,7 @@ def page(project: Project) -> str:
         "app instance mid-request, then starts it again. The run ends with a verdict on "
         "everything the clients saw, and with what each fault did:",
     ]
-    command = (
-        "ratelimit-harness load --limiter mylimiter:factory "
-        "--policy fixed-window:limit=5,window=1,anchor=first --instances 2 --users 20 "
-        "--duration 10 --nemesis kill-instance --nemesis-every 4 --nemesis-for 1"
-    )
-    parts.append(shell(command, project.run(command)))
+    parts.append(project.shown(LOAD))
     parts += [
         "Requests sent to the killed instance got no decision (*undecided*), and those it had "
         "taken were lost with it. The fixed limiter stays correct through the fault.",

@@ -31,3 +31,10 @@ def test_only_prose_counts_and_each_sentence_ends_at_its_stop() -> None:
     ]
     counted = figures.figures(TEXT)
     assert (counted.sentences, counted.longest, counted.long) == (5, 11, 0)
+
+
+def test_a_sentence_may_begin_with_inline_code() -> None:
+    assert figures.sentences("It ends here. `race` begins the next.") == [
+        "It ends here.",
+        "code begins the next.",
+    ]

@@ -91,6 +91,7 @@ class Exploration:
     search_ended: str = ""  # why Hypothesis ended the search early, if it did
     seed: int | None = None  # the random stage's, once it ran (see derived_seed)
     after_runs: int = 0  # schedules run on from an earlier find (see explore_every_kind)
+    need_runs: int = 0  # schedules run to find what the flaw needs (see explore)
     # commands that reached the server by clients the explorer cannot see, over every schedule
     # run (counted only where ``setup.count_unseen``; see unseen), and the first few of them
     unseen: int = 0
@@ -112,13 +113,15 @@ class Exploration:
     def covered(self) -> str:
         """What the search explored, in words: the bound it proved (or how far it got), then
         what it only sampled."""
-        drawn = self.examples - self.bounded_runs - self.after_runs
-        sampled = f"then {drawn} random schedules" + (f" (seed {self.seed})" if drawn else "")
+        drawn = self.examples - self.bounded_runs - self.after_runs - self.need_runs
+        parts = [self.coverage.describe()] if self.coverage else []
         if self.after_runs:
-            sampled = f"{self.after_runs} schedules on from the last find; {sampled}"
-        if self.coverage is None:
-            return sampled
-        return f"{self.coverage.describe()}; {sampled}"
+            parts.append(f"{self.after_runs} schedules on from the last find")
+        if drawn or not self.need_runs:
+            parts.append(f"then {drawn} random schedules" + (f" (seed {self.seed})" * bool(drawn)))
+        if self.need_runs:
+            parts.append(f"then {self.need_runs} to find what the flaw needs")
+        return "; ".join(parts)
 
     @property
     def trace_steps(self) -> int:
@@ -274,6 +277,7 @@ def explore(
             on_example=on_example,
         )
         result.examples += again.examples
+        result.need_runs += again.examples
         result.seconds += again.seconds
         result.unseen += again.unseen
         result.off_clock.add(again.off_clock)

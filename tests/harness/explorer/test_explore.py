@@ -128,3 +128,13 @@ def test_the_search_with_no_fault_draws_at_random_too() -> None:
     assert explore_module._need_budget(True, 300) == (60, 150)
     assert explore_module._need_budget(False, 300) == (60, 60)
     assert explore_module._need_budget(True, 30) == (10, 15)
+
+
+def test_what_a_search_covered_counts_the_schedules_run_for_what_a_flaw_needs_apart() -> None:
+    setup = Setup("fixed-window-lua", FIXED, 2, "")
+    # a flaw the bounded stage found, then searches for what it needs: no random stage ran
+    found = explore_module.Exploration(setup, examples=131, need_runs=131)
+    assert found.covered == "then 131 to find what the flaw needs"
+    drawn = explore_module.Exploration(setup, examples=100, need_runs=40, seed=7)
+    assert drawn.covered == "then 60 random schedules (seed 7); then 40 to find what the flaw needs"
+    assert explore_module.Exploration(setup, examples=0).covered == "then 0 random schedules"
