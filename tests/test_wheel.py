@@ -139,7 +139,12 @@ def _build(source: Path, out: Path) -> Path:
     sdist = f"from setuptools import build_meta as b; print(b.build_sdist({str(out)!r}))"
     name = _done(python, "-c", sdist, cwd=source).split()[-1]
     with tarfile.open(out / name) as archive:
-        archive.extractall(out / "sdist", filter="data")
+        # the "data" filter came in Python 3.11.4; Debian 12's python3 is 3.11.2, and the sdist
+        # is the one just built here
+        if hasattr(tarfile, "data_filter"):
+            archive.extractall(out / "sdist", filter="data")
+        else:
+            archive.extractall(out / "sdist")
     [unpacked] = (out / "sdist").iterdir()
     _done(
         python, "-m", "pip", "wheel", "-q", "--no-deps", "--no-build-isolation", "-w", out, unpacked
