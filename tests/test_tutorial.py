@@ -1,5 +1,6 @@
-"""docs/tutorial.md is what scripts/tutorial.py wrote (``make docs`` runs it again): the files it
-shows are the script's, and every command it shows is one the harness takes today."""
+"""docs/tutorial.md is what scripts/tutorial.py wrote from its source (``make docs`` runs it
+again): the files it shows are the source's, and every command it shows is one the harness takes
+today."""
 
 from __future__ import annotations
 
@@ -16,9 +17,13 @@ PAGE = tutorial.PAGE.read_text(encoding="utf-8")
 COMMANDS = re.findall(r"^\$ ratelimit-harness (.+)$", PAGE, re.MULTILINE)
 
 
-def test_the_page_shows_the_files_the_script_writes() -> None:
-    for text in (tutorial.BROKEN, tutorial.FIXED, tutorial.TEST):
-        assert text in PAGE
+def test_the_page_shows_the_files_its_source_writes() -> None:
+    written = tutorial.files(tutorial.SOURCE.read_text(encoding="utf-8"))
+    assert list(written) == ["mylimiter.py", "test_mylimiter.py"]
+    assert len(written["mylimiter.py"]) == 2  # with its flaw, then fixed
+    for name, versions in written.items():
+        for text in versions:
+            assert f"# {name}\n{text}" in PAGE
 
 
 def test_the_page_shows_each_step_run_with_what_it_printed() -> None:
