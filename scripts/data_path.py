@@ -13,6 +13,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+from ratelimit_harness.reports.marked import marked, put_marked
+
 ROOT = Path(__file__).resolve().parents[1]
 PAGE = ROOT / "docs" / "layout.md"
 DRAWING = ROOT / "docs" / "data-path.png"
@@ -82,13 +84,6 @@ def table() -> str:
     return "\n".join(lines)
 
 
-def shown(page: str) -> str:
-    """The table as ``page`` shows it, markers included ("" if it has none)."""
-    if BEGIN not in page or END not in page:
-        return ""
-    return page[page.index(BEGIN) : page.index(END) + len(END)]
-
-
 def draw(path: Path = DRAWING) -> Path:
     """Three columns, writers, files and readers, an arrow for each write and each read."""
     import matplotlib
@@ -133,17 +128,16 @@ def draw(path: Path = DRAWING) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    page = PAGE.read_text(encoding="utf-8")
-    old = shown(page)
-    if not old:
-        print(f"{PAGE} has no data-path markers ({BEGIN})", file=sys.stderr)
-        return 2
     if argv == ["--check"]:
-        if old != table():
+        if marked(PAGE.read_text(encoding="utf-8"), BEGIN, END) != table():
             print(f"{PAGE}'s table is stale: python scripts/data_path.py", file=sys.stderr)
             return 1
         return 0
-    PAGE.write_text(page.replace(old, table()), encoding="utf-8")
+    try:
+        put_marked(PAGE, table(), BEGIN, END)
+    except ValueError as error:
+        print(error, file=sys.stderr)
+        return 2
     print(draw())
     return 0
 

@@ -9,9 +9,10 @@ import tomllib
 from pathlib import Path
 
 from corpus.install import ROOT
-from corpus.page import BEGIN, PAGE, render, shown
+from corpus.page import BEGIN, END, PAGE, render
 from corpus.table import ROWS
 from ratelimit_harness.limiters.catalogue import Flaw
+from ratelimit_harness.reports.marked import marked
 
 FAULTS = {"crash", "stall", "skew"}
 
@@ -19,7 +20,7 @@ FAULTS = {"crash", "stall", "skew"}
 def test_the_corpus_page_shows_the_table_as_the_table_module_renders_it() -> None:
     page = PAGE.read_text()
     assert page.count(BEGIN) == 1, "docs/corpus.md has no corpus table (python -m corpus.page)"
-    assert shown(page) == render(), "docs/corpus.md is stale: python -m corpus.page --write"
+    assert marked(page, BEGIN, END) == render(), "stale: python -m corpus.page --write"
 
 
 def test_the_corpus_extra_holds_exactly_the_shared_rows_pins() -> None:
