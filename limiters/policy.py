@@ -6,10 +6,15 @@ A spec is ``kind:name=value,...``, e.g. ``fixed-window:limit=5,window=2`` or
 A fixed window also takes ``anchor``: ``aligned`` (the default: windows at multiples of the
 window, from the epoch) or ``first`` (a window starts at the first admission after the one
 before it ended, as a key's TTL does: what most released fixed-window limiters do).
+
+A composite policy joins several with ``+``: ``fixed-window:limit=10,window=1 +
+fixed-window:limit=1000,window=3600`` admits a request only if every one of its limits has room.
+Its limits may be of any kinds, mixed.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
@@ -26,6 +31,7 @@ _INTEGER_PARAMS = {"limit", "capacity"}
 # kind -> its options, each a word out of a few, the first the default (printed only when not)
 OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {"fixed-window": {"anchor": ("aligned", "first")}}
 FIRST_ANCHORED = "fixed-window:anchor=first"  # the promise of a window started by an admission
+COMPOSITE, JOIN = "composite", " + "  # several limits at once, and how a spec joins them
 
 
 class PolicyError(ValueError):
@@ -42,16 +48,35 @@ class Policy:
     capacity: int | None = None
     rate: float | None = None
     anchor: str = "aligned"  # fixed-window: "aligned" or "first"
+    limits: tuple[Policy, ...] = ()  # a composite's (kind COMPOSITE): each one must have room
 
     @property
     def promise(self) -> str:
         """What a limiter enforces and a checker judges: the kind, with the options that are
-        not their default (``fixed-window:anchor=first``)."""
+        not their default (``fixed-window:anchor=first``); a composite's, joined by `` + ``."""
+        if self.limits:
+            return JOIN.join(limit.promise for limit in self.limits)
         options = self._options()
         return f"{self.kind}:{options}" if options else self.kind
 
     @classmethod
+    def composite(cls, limits: tuple[Policy, ...]) -> Policy:
+        """The policy that holds when every one of ``limits`` does."""
+        if len(limits) < 2 or any(limit.limits for limit in limits):
+            raise PolicyError("a composite policy joins two or more single policies")
+        return cls(COMPOSITE, limits=limits)
+
+    @classmethod
     def parse(cls, spec: str) -> Policy:
+        if "+" in spec:
+            parts = spec.split("+")
+            if not all(part.strip() for part in parts):
+                raise PolicyError(f"expected a policy on each side of '+' in {spec!r}")
+            return cls.composite(tuple(map(cls._parse_one, parts)))
+        return cls._parse_one(spec)
+
+    @classmethod
+    def _parse_one(cls, spec: str) -> Policy:
         kind, sep, rest = spec.strip().partition(":")
         if kind not in KINDS:
             raise PolicyError(
@@ -79,12 +104,16 @@ class Policy:
         return cls(kind=kind, **values, **chosen)  # type: ignore[arg-type]
 
     def __str__(self) -> str:
+        if self.limits:
+            return JOIN.join(map(str, self.limits))
         return f"{self.kind}:{self._joined(_format)}"
 
     def exact_params(self) -> str:
         """``name=value,...`` with every value exact (``str`` rounds to six digits), then the
         options not at their default: what a limiter's keys carry, so two policies of one kind
-        never name one key."""
+        never name one key. A composite's limits each give theirs, with their kind, joined."""
+        if self.limits:
+            return "+".join(f"{limit.kind}:{limit.exact_params()}" for limit in self.limits)
         return self._joined(_exact)
 
     def _joined(self, form: Callable[[float | int | None], str]) -> str:
@@ -101,8 +130,19 @@ class Policy:
         )
 
     def params(self) -> dict[str, float | int]:
-        """The parameters this policy's kind takes, by name."""
-        return {f.name: getattr(self, f.name) for f in fields(self) if f.name in KINDS[self.kind]}
+        """The parameters this policy's kind takes, by name (none for a composite)."""
+        takes = KINDS.get(self.kind, ())
+        return {f.name: getattr(self, f.name) for f in fields(self) if f.name in takes}
+
+    def longest_need(self) -> float:
+        """The longest a limiter ever needs to keep an identity's state, in seconds: what a
+        window looks back over (two windows for the sliding counter), or the time a drained
+        bucket takes to fill again."""
+        if self.limits:
+            return max(limit.longest_need() for limit in self.limits)
+        if self.window is not None:
+            return self.window * (2 if self.kind == "sliding-counter" else 1)
+        return (self.capacity or 1) / (self.rate or math.inf)
 
 
 def _number(name: str, text: str, spec: str) -> float | int:

@@ -25,6 +25,7 @@ OUTCOMES = tuple(Outcome)  # an operation's outcome code is its place here
 _CODE = {outcome: code for code, outcome in enumerate(OUTCOMES)}
 ALLOWED, REJECTED, UNKNOWN = (_CODE[Outcome(name)] for name in ("allowed", "rejected", "unknown"))
 _PROCESS, _KEY, _INVOKE, _COMPLETE, _OUTCOME, _NOW = (itemgetter(i) for i in range(6))
+_COST = itemgetter(7)
 
 
 @dataclass(frozen=True)
@@ -51,6 +52,11 @@ class Columns:
             np.fromiter(map(names.__getitem__, keys), np.int32, count),
             list(names),
         )
+
+    @cached_property
+    def cost(self) -> npt.NDArray[np.int64]:
+        """Each operation's cost (``Operation.cost``)."""
+        return np.fromiter(map(_COST, self.operations), np.int64, len(self.operations))
 
     @cached_property
     def end(self) -> Floats:

@@ -36,6 +36,7 @@ not reported.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Iterator, Sequence
 from itertools import combinations
 
@@ -101,12 +102,30 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
             for op in line.columns.picked(near)
             if op.invoke <= last
         ]
-        if _window_can_be_full(placed, (first, last), rule) is False:
+        need = limit - rejection.cost + 1  # the units its window must hold to refuse it
+        if need > 0 and _window_can_be_full(placed, (first, last), rule, need) is False:
             detail = (
                 f"rejected with fewer than {limit} admissions in its window, however it started"
             )
             found.append(Witness(line.key, (first, last), [rejection], detail))
     return found
+
+
+def kept_at_instants(admitted: Sequence[Operation], policy: Policy) -> bool:
+    """Whether admissions that each took effect at one instant (``invoke``), all of a request's
+    units together, keep windows started by admissions: each window starts at the first
+    admission a window or more after the last one started, and holds ``limit`` units at most.
+    A yes proves the history valid; the checker's own search may split a request's units
+    across the edge between two windows, which no limiter does."""
+    limit, window = window_params(policy)
+    started, held = -math.inf, 0
+    for op in sorted(admitted, key=lambda op: op.invoke):
+        if op.invoke >= started + window:
+            started, held = op.invoke, 0
+        held += op.cost
+        if held > limit:
+            return False
+    return True
 
 
 def _segments(line: Timeline, horizon: float) -> list[Indexes]:
@@ -145,10 +164,11 @@ def _rejections_near_a_short_segment(
 
 
 def _window_can_be_full(
-    ops: Sequence[Placed], rejection: tuple[float, float], rule: FirstWindows
+    ops: Sequence[Placed], rejection: tuple[float, float], rule: FirstWindows, need: int
 ) -> bool | None:
     """Whether windows started by admissions can be started so that the rejection's window holds
-    ``limit`` admissions by its instant: True, False, or None when out of budget. Those that may
+    ``need`` admissions by its instant (``limit``, less the rejection's cost beyond one): True,
+    False, or None when out of budget. Those that may
     be left out here may also fall after the rejection; a window's capacity does not bind (the
     question is the rejection's, not whether the history is valid).
 
@@ -176,7 +196,7 @@ def _window_can_be_full(
         instant = min(last_instant, start + reach)
         if instant >= max(first_instant, start) - SLACK:
             joining = [i for i in rest if ops[i][0] <= instant + SLACK and ops[i][1] >= start]
-            if 1 + len(joining) >= rule.limit:
+            if 1 + len(joining) >= need:
                 return True
         following = start + apart
         if following > last_instant + SLACK:

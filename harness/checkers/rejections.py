@@ -34,21 +34,24 @@ def wrongful(
     rejection may have happened at (unknown operations counted as admissions). Wrongful when it
     is short of ``budget``; with ``whole`` (a bucket: one more admission takes a whole token),
     when at least one whole unit is left, so a bucket that refuses with one token left is
-    caught.
+    caught. A rejection of a request that costs n (``Operation.cost``) is wrongful when n
+    more fit: n - 1 more than that, or n whole units.
 
     ``at_least``, one per rejection, is a bound ``most_used`` never falls below (its value at one
     of the instants it tries, computed for all rejections at once): a rejection whose bound
     already leaves no room is not wrongful, and ``most_used`` is spared."""
 
-    def room_left(used: float) -> bool:
-        return used <= budget - 1 if whole else used < budget
+    def room_left(used: Any, cost: Any) -> Any:
+        return used <= budget - cost if whole else used + (cost - 1) < budget
 
     suspects = line.rejected_at
     if at_least is not None:
-        suspects = suspects[at_least <= budget - 1 if whole else at_least < budget]
+        suspects = suspects[room_left(at_least, line.columns.cost[suspects])]
     found = []
     for op in line.columns.picked(suspects):
-        if room_left(used := most_used(op)):
+        if room_left(used := most_used(op), op.cost):
             detail = f"rejected with at most {used:.3g} of {budget:.3g} {unit} used"
+            if op.cost != 1:
+                detail += f"; it asked for {op.cost}"
             found.append(Witness(line.key, (op.invoke, decided_by(op)), [op], detail))
     return found

@@ -6,7 +6,8 @@
 string); ``invoke``, ``complete`` and the optional ``now`` are seconds; ``complete`` is null for
 an operation that never completed, whose outcome must then be ``unknown``, and is never before
 ``invoke``. The optional ``keys`` lists the Redis keys the operation touched, where the driver
-saw them. No other field is allowed. Blank lines are skipped.
+saw them. The optional ``cost``, a whole number from 1 (the default), is how many units of the
+budget the request asked for. No other field is allowed. Blank lines are skipped.
 """  # noqa: E501
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import math
 import os
 import typing
 from collections.abc import Iterable, Iterator
-from typing import Any
+from typing import Annotated, Any
 
 import msgspec
 
@@ -48,14 +49,15 @@ def iter_history(path: str | os.PathLike[str]) -> Iterator[Operation]:
 
 
 # a line as nearly every line is: Operation's fields, typed, for msgspec to decode straight from
-# the bytes (its floats are always finite: a number out of range is an error)
+# the bytes (its floats are always finite: a number out of range is an error; a cost below 1 is)
+_TYPES = typing.get_type_hints(Operation) | {"cost": Annotated[int, msgspec.Meta(ge=1)]}
 _Line = msgspec.defstruct(
     "_Line",
     [
         (name, kind, Operation._field_defaults[name])
         if name in Operation._field_defaults
         else (name, kind)
-        for name, kind in typing.get_type_hints(Operation).items()
+        for name, kind in _TYPES.items()
     ],
     forbid_unknown_fields=True,
     gc=False,
@@ -111,6 +113,8 @@ def format_operation(operation: Operation) -> str:
         values if _usual(values) else _writable(operation)
     )
     touched = f', "keys": {json.dumps(list(operation.keys))}' if operation.keys else ""
+    if operation.cost != 1:
+        touched += f', "cost": {_cost(operation.cost)}'
     return (
         f'{{"process": {json.dumps(process)}, "key": {json.dumps(key)}, "invoke": {invoke!r}, '
         f'"complete": {"null" if complete is None else repr(complete)}, '
@@ -156,7 +160,7 @@ def _usual(values: tuple[Any, ...]) -> bool:
 
 def _checked(record: object) -> Operation:
     """The operation of a record that is not ``_usual``, or InvalidRecord saying why not."""
-    checked = fields.fields_of(record, _REQUIRED, ("now", "keys"))
+    checked = fields.fields_of(record, _REQUIRED, ("now", "keys", "cost"))
     process = checked["process"]
     if type(process) is int:
         process = str(process)
@@ -171,10 +175,13 @@ def _checked(record: object) -> Operation:
     touched = checked.get("keys", [])
     if type(touched) is not list or not all(type(k) is str for k in touched):
         raise InvalidRecord("wrong type: 'keys' must be a list of strings")
+    cost = fields.integer(checked, "cost") if "cost" in checked else 1
+    if cost < 1:
+        raise InvalidRecord(f"'cost' must be 1 or more, got {cost}")
     problem = fields.timing_problem(invoke, complete, outcome)
     if problem:
         raise InvalidRecord(problem)
-    return Operation(process, key, invoke, complete, outcome, now, tuple(touched))
+    return Operation(process, key, invoke, complete, outcome, now, tuple(touched), cost)
 
 
 def _writable(
@@ -195,6 +202,12 @@ def _writable(
     except ValueError as error:
         raise ValueError(f"cannot write {operation!r}: {error}") from None
     return str(operation.process), str(operation.key), invoke, complete, outcome, now
+
+
+def _cost(value: object) -> int:
+    if type(value) is not int or value < 1:
+        raise ValueError(f"cannot write cost {value!r}: it must be a whole number from 1")
+    return value
 
 
 def _finite(value: object) -> float:

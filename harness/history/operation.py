@@ -18,6 +18,8 @@ class Operation(NamedTuple):
     """``complete`` is None when the operation never completed (its outcome is then unknown).
     ``now`` is the instant the limiter itself believed it was, when it said. ``keys`` are the
     Redis keys the operation touched, where the driver saw them (for the collision check).
+    ``cost`` is how many units of the budget the request asks for (a weighted request: tokens
+    for an LLM call, bytes, a batch); 1 for most.
 
     A named tuple: immutable, and cheap to build by the million."""
 
@@ -28,6 +30,7 @@ class Operation(NamedTuple):
     outcome: Outcome
     now: float | None = None
     keys: tuple[str, ...] = ()
+    cost: int = 1
 
     @property
     def latency(self) -> float | None:

@@ -13,10 +13,11 @@ def op(
     key: str = "k",
     process: str = "p1",
     now: float | None = None,
+    cost: int = 1,
 ) -> Operation:
     """An operation; ``complete`` defaults to ``invoke`` (a point), None only if given so."""
     done = invoke if complete is None and outcome != "unknown" else complete
-    return Operation(process, key, invoke, done, Outcome(outcome), now)
+    return Operation(process, key, invoke, done, Outcome(outcome), now, cost=cost)
 
 
 def points(*instants: float, outcome: str = "allowed") -> list[Operation]:

@@ -1,0 +1,83 @@
+"""Weighted requests, composite policies, and keys kept too long."""
+
+from __future__ import annotations
+
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.limiters.policy import Policy
+from tests.harness.checkers.factory import op
+
+WINDOW = Policy.parse("fixed-window:limit=5,window=1")
+BUCKET = Policy.parse("token-bucket:capacity=5,rate=1")
+PER_SECOND_AND_PER_TEN = Policy.parse(
+    "fixed-window:limit=2,window=1 + fixed-window:limit=3,window=10"
+)
+
+
+def test_a_window_holds_units_not_requests() -> None:
+    assert check([op(0.1, cost=2), op(0.2, cost=3)], WINDOW).valid
+    verdict = check([op(0.1, cost=3), op(0.2, cost=3)], WINDOW)
+    assert verdict.kinds == {"over-admission"}
+    (witness,) = verdict.of_kind("over-admission")[0].witnesses
+    assert len(witness.operations) == 2  # each request once, not once per unit
+    assert witness.excess == 1  # one unit too many
+
+
+def test_a_weighted_rejection_is_wrongful_only_when_all_its_units_fit() -> None:
+    right = check([op(0.1, cost=3), op(0.2, outcome="rejected", cost=3)], WINDOW)
+    assert right.valid
+    wrong = check([op(0.1, cost=3), op(0.2, outcome="rejected", cost=2)], WINDOW)
+    assert wrong.kinds == {"wrongful-rejection"}
+    assert "it asked for 2" in wrong.of_kind("wrongful-rejection")[0].witnesses[0].detail
+
+
+def test_a_bucket_refuses_a_request_larger_than_it_holds_without_draining() -> None:
+    oversized = op(0.0, outcome="rejected", cost=6)
+    assert check([oversized], BUCKET).valid
+    # the drained bucket refuses the next request too: there were 5 tokens for it
+    drained = check([oversized, op(0.5, outcome="rejected")], BUCKET)
+    assert drained.kinds == {"wrongful-rejection"}
+
+
+def test_a_composite_is_over_admitted_when_any_limit_is() -> None:
+    verdict = check([op(0.1), op(0.2), op(1.1), op(1.2)], PER_SECOND_AND_PER_TEN)
+    assert verdict.kinds == {"over-admission"}
+    (witness,) = verdict.of_kind("over-admission")[0].witnesses
+    assert witness.detail.startswith("under fixed-window:limit=3,window=10: ")
+
+
+def test_a_composite_rejection_is_wrongful_only_if_every_limit_had_room() -> None:
+    full_second = check([op(0.1), op(0.2), op(0.3, outcome="rejected")], PER_SECOND_AND_PER_TEN)
+    assert full_second.valid
+    verdict = check([op(0.1), op(0.2), op(1.3, outcome="rejected")], PER_SECOND_AND_PER_TEN)
+    assert verdict.kinds == {"wrongful-rejection"}
+    detail = verdict.of_kind("wrongful-rejection")[0].witnesses[0].detail
+    assert "under fixed-window:limit=2,window=1: " in detail
+    assert "under fixed-window:limit=3,window=10: " in detail
+
+
+def test_limits_kept_apart_but_not_together_are_inconclusive_not_valid() -> None:
+    # the request at [1.75, 2.75] must come before 2.0 for the fixed windows, and at 2.75 for
+    # the sliding window: each limit alone has a placement, the two have none
+    policy = Policy.parse("fixed-window:limit=1,window=1 + sliding-window:limit=2,window=2")
+    verdict = check([op(0.75), op(1.75, 2.75), op(2.25)], policy)
+    assert verdict.valid
+    assert [w.key for w in verdict.inconclusive] == ["k"]
+    # at one instant for both, 2.0, it is kept: valid, and nothing left undecided
+    kept = check([op(0.75), op(1.75, 2.75, now=2.0), op(3.0)], policy)
+    assert kept.valid
+    assert not kept.inconclusive
+
+
+def test_a_key_kept_ten_times_longer_than_the_policy_needs_is_excess() -> None:
+    ttls = {"short": 9.0, "long": 10.5, "forever": -1}
+    verdict = check([op(0.1)], WINDOW, ttls)  # a 1 s window: 10 s at most
+    assert verdict.kinds == {"excess-ttl", "immortal-key"}
+    (witness,) = verdict.of_kind("excess-ttl")[0].witnesses
+    assert witness.key == "long"
+    per_day = Policy.parse("fixed-window:limit=5,window=1 + fixed-window:limit=50,window=86400")
+    assert check([op(0.1)], per_day, {"long": 10.5}).valid  # the longest limit sets the need
+
+
+def test_without_a_snapshot_no_key_is_judged() -> None:
+    assert "excess-ttl" not in check([op(0.1)], WINDOW).checked
+    assert "excess-ttl" in check([op(0.1)], WINDOW, {}).checked
