@@ -24,7 +24,41 @@ def moving_window(client: Any, policy: Policy) -> Callable[[str], bool]:
     return _hits(MovingWindowRateLimiter, client, policy)
 
 
+def fixed_window_weighted(client: Any, policy: Policy) -> Callable[[str, int], bool]:
+    """``FixedWindowRateLimiter.hit(item, identity, cost=n)`` (release 3 on)."""
+    from limits.strategies import FixedWindowRateLimiter
+
+    return _weighted_hits(FixedWindowRateLimiter, client, policy)
+
+
+def moving_window_weighted(client: Any, policy: Policy) -> Callable[[str, int], bool]:
+    """``MovingWindowRateLimiter.hit(item, identity, cost=n)`` (release 3 on)."""
+    from limits.strategies import MovingWindowRateLimiter
+
+    return _weighted_hits(MovingWindowRateLimiter, client, policy)
+
+
 def _hits(strategy: Callable[[Any], Any], client: Any, policy: Policy) -> Callable[[str], bool]:
+    hit = _hit(strategy, client, policy)
+    return lambda identity: hit(identity, 1)
+
+
+def _weighted_hits(
+    strategy: Callable[[Any], Any], client: Any, policy: Policy
+) -> Callable[[str, int], bool]:
+    hit = _hit(strategy, client, policy, weighted=True)
+
+    def check(identity: str, cost: int = 1) -> bool:
+        return hit(identity, cost)
+
+    return check
+
+
+def _hit(
+    strategy: Callable[[Any], Any], client: Any, policy: Policy, *, weighted: bool = False
+) -> Callable[[str, int], bool]:
+    """``hit(identity, cost)`` of the strategy on the Redis storage of ``client``'s server
+    (the cost given only where ``weighted``: release 1 takes none)."""
     from limits import RateLimitItemPerSecond
     from limits.storage import RedisStorage
 
@@ -32,8 +66,10 @@ def _hits(strategy: Callable[[Any], Any], client: Any, policy: Policy) -> Callab
     storage = RedisStorage(url_of(client))
     limiter = strategy(storage)  # release 1 holds its storage by a weak reference only
 
-    def check(identity: str) -> bool:
-        assert storage is not None  # kept alive here, for as long as check is
+    def hit(identity: str, cost: int) -> bool:
+        assert storage is not None  # kept alive here, for as long as hit is
+        if weighted:
+            return bool(limiter.hit(item, identity, cost=cost))
         return bool(limiter.hit(item, identity))
 
-    return check
+    return hit

@@ -30,7 +30,8 @@ def _line(row: Row) -> str:
     cells = (
         f"`{row.library}`",
         f"{row.raced_api}: {row.claims}",
-        f"`{row.policy}`, `--nemesis {row.nemesis}`",
+        f"`{row.policy}`, `--nemesis {row.nemesis}`"
+        + (f", `--costs {','.join(map(str, row.costs))}`" if row.costs != (1,) else ""),
         verdict(row.expected),
         row.reason,
     )

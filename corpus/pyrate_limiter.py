@@ -28,7 +28,7 @@ def redis_bucket_v2(client: Any, policy: Policy) -> Callable[[str], bool]:
     return check
 
 
-def redis_bucket_v3(client: Any, policy: Policy) -> Callable[[str], bool]:
+def redis_bucket_v3(client: Any, policy: Policy) -> Callable[..., bool]:
     return _bucket_per_identity(
         client,
         policy,
@@ -37,7 +37,7 @@ def redis_bucket_v3(client: Any, policy: Policy) -> Callable[[str], bool]:
     )
 
 
-def redis_bucket_v4(client: Any, policy: Policy) -> Callable[[str], bool]:
+def redis_bucket_v4(client: Any, policy: Policy) -> Callable[..., bool]:
     """Release 4: ``Limiter(bucket)``, asked not to block (its default waits for room)."""
     return _bucket_per_identity(
         client,
@@ -47,23 +47,52 @@ def redis_bucket_v4(client: Any, policy: Policy) -> Callable[[str], bool]:
     )
 
 
+def rates_and_weights_v3(client: Any, policy: Policy) -> Callable[[str, int], bool]:
+    """Release 3 with every limit of a composite policy as one of the bucket's rates, and a
+    request's cost as its weight: ``try_acquire(identity, weight=cost)``."""
+    return _bucket_per_identity(
+        client,
+        policy,
+        limiter=lambda pyrate, bucket: pyrate.Limiter(bucket, raise_when_fail=False),
+        acquire=lambda limiter, identity, cost: limiter.try_acquire(identity, weight=cost),
+    )
+
+
+def rates_and_weights_v4(client: Any, policy: Policy) -> Callable[[str, int], bool]:
+    """Release 4 as ``rates_and_weights_v3``, asked not to block."""
+    return _bucket_per_identity(
+        client,
+        policy,
+        limiter=lambda pyrate, bucket: pyrate.Limiter(bucket),
+        acquire=lambda limiter, identity, cost: limiter.try_acquire(
+            identity, weight=cost, blocking=False
+        ),
+    )
+
+
 def _bucket_per_identity(
     client: Any,
     policy: Policy,
     *,
     limiter: Callable[[Any, Any], Any],
-    acquire: Callable[[Any, str], Any],
-) -> Callable[[str], bool]:
+    acquire: Callable[..., Any],
+) -> Callable[[str, int], bool]:
     """A ``RedisBucket.init`` bucket and its ``limiter(pyrate, bucket)`` per identity, made at
-    its first check; ``acquire(limiter, identity)`` says whether it is admitted."""
+    its first check, with a rate per limit of the policy (a composite's several, shortest
+    first); ``acquire(limiter, identity[, cost])`` says whether it is admitted, the cost given
+    only where it is not 1."""
     pyrate: Any = importlib.import_module("pyrate_limiter")  # release 3's or 4's names, untyped
-    rate = pyrate.Rate(policy.limit, pyrate.Duration.SECOND * whole_seconds(policy.window))
+    rates = [
+        pyrate.Rate(limit.limit, pyrate.Duration.SECOND * whole_seconds(limit.window))
+        for limit in policy.limits or (policy,)
+    ]
     limiters: dict[str, Any] = {}
 
-    def check(identity: str) -> bool:
+    def check(identity: str, cost: int = 1) -> bool:
         if identity not in limiters:
-            bucket = pyrate.RedisBucket.init([rate], client, f"corpus:{identity}")
+            bucket = pyrate.RedisBucket.init(rates, client, f"corpus:{identity}")
             limiters[identity] = limiter(pyrate, bucket)
-        return bool(acquire(limiters[identity], identity))
+        asked = (limiters[identity], identity, *((cost,) if cost != 1 else ()))
+        return bool(acquire(*asked))
 
     return check

@@ -56,6 +56,8 @@ def race(row: Row, workdir: Path) -> Raced:
     command = [sys.executable, "-m", "ratelimit_harness", "race", "--limiter", _limiter(row)]
     command += ["--policy", row.policy, "--nemesis", row.nemesis, "--seed", str(SEED)]
     command += ["--max-examples", str(MAX_EXAMPLES), "--json", str(summary), "--trace", str(traces)]
+    if row.costs != (1,):
+        command += ["--costs", ",".join(map(str, row.costs))]
     paths = [str(ROOT)] if row.in_corpus_extra else [str(ROOT / row.directory), str(ROOT)]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     if row.runtime == "node":

@@ -36,6 +36,7 @@ class Row:
     reason: str  # the library's own issue, or its released file and function
     waits_for: tuple[str, ...] = field(default=())  # engine changes the verdict needs
     runtime: str = "python"  # or "node": a release from npm (see the module's text)
+    costs: tuple[int, ...] = (1,)  # given as --costs: what a request may cost (weighted rows)
 
     @property
     def library(self) -> str:
@@ -287,6 +288,74 @@ PYPI_ROWS = (
             "the key's deadline Redis still holds it with a PTTL of 0, so that request is admitted "
             "and not counted, and the next window admits times more"
         ),
+    ),
+    Row(
+        name="limits 5.8.0 fixed window, weighted",
+        pins=("limits==5.8.0",),
+        in_corpus_extra=False,
+        wrapper="corpus.limits:fixed_window_weighted",
+        raced_api="FixedWindowRateLimiter.hit(item, identity, cost=n)",
+        policy="fixed-window:limit=2,window=10,anchor=first",
+        nemesis=NEMESIS_ALL,
+        claims="True if cost could be deducted from the rate limit without exceeding it",
+        expected=_needs(wrongful_rejection=""),
+        reason=(
+            "limits/strategies.py FixedWindowRateLimiter.hit returns storage.incr(key, expiry, "
+            "amount=cost) <= item.amount: a refused hit has still added its cost, so after a "
+            "request of 2 is refused with 1 left, the next request of 1 is refused too"
+        ),
+        costs=(1, 2),
+    ),
+    Row(
+        name="limits 5.8.0 moving window, weighted",
+        pins=("limits==5.8.0",),
+        in_corpus_extra=False,
+        wrapper="corpus.limits:moving_window_weighted",
+        raced_api="MovingWindowRateLimiter.hit(item, identity, cost=n)",
+        policy="sliding-window:limit=2,window=10",
+        nemesis="crash",
+        claims="True if cost could be deducted from the rate limit without exceeding it",
+        expected=CLEAN,
+        reason=(
+            "limits/resources/redis/lua_scripts/acquire_moving_window.lua: one script refuses "
+            "when the entry cost places back is still inside the window, and only then pushes "
+            "cost entries"
+        ),
+        costs=(1, 2),
+    ),
+    Row(
+        name="pyrate-limiter 3.9.0, two rates and weights",
+        pins=("pyrate-limiter==3.9.0",),
+        in_corpus_extra=False,
+        wrapper="corpus.pyrate_limiter:rates_and_weights_v3",
+        raced_api="Limiter(RedisBucket.init([rate, rate], ...)).try_acquire(name, weight)",
+        policy="sliding-window:limit=2,window=10 + sliding-window:limit=3,window=30",
+        nemesis="crash",
+        claims="an item of weight n goes in only if every rate has room for n",
+        expected=_needs(immortal_key=""),
+        reason=(
+            "buckets/redis_bucket.py PUT_ITEM checks every rate's ZCOUNT, then ZADDs weight "
+            "entries, in one Lua script; its sorted set has no TTL (the Limiter's leak thread "
+            "trims it)"
+        ),
+        costs=(1, 2),
+    ),
+    Row(
+        name="pyrate-limiter 4.5.1, two rates and weights",
+        pins=("pyrate-limiter==4.5.1",),
+        in_corpus_extra=False,
+        wrapper="corpus.pyrate_limiter:rates_and_weights_v4",
+        raced_api="Limiter(RedisBucket.init([rate, rate], ...)).try_acquire(name, weight)",
+        policy="sliding-window:limit=2,window=10 + sliding-window:limit=3,window=30",
+        nemesis="crash",
+        claims="an item of weight n goes in only if every rate has room for n",
+        expected=_needs(immortal_key=""),
+        reason=(
+            "buckets/redis_bucket.py PUT_ITEM checks every rate's window, then ZADDs weight "
+            "entries, in one Lua script; its sorted set has no TTL (the Limiter's Leaker thread "
+            "trims it)"
+        ),
+        costs=(1, 2),
     ),
 )
 

@@ -230,6 +230,11 @@ def add_race_command(race: argparse.ArgumentParser) -> None:
         type=float,
         help="the largest clock skew drawn, in seconds (default: a window; 0: no skew)",
     )
+    race.add_argument(
+        "--costs",
+        help="what a request may cost, comma-separated: each request draws one, and the "
+        "limiter is asked check(identity, cost) (default: 1; a weighted catalogue limiter's own)",
+    )
     add_search_options(race)
     race.add_argument("--trace", help="where to save the shrunk trace (default: runs/...)")
     add_unscheduled_option(race)

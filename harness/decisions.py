@@ -15,6 +15,7 @@ def decided(
     decision: Decision,
     *,
     keys: tuple[str, ...] = (),
+    cost: int = 1,
 ) -> Operation:
     """The operation a decision makes. A queued call (a leaky bucket's ``delay``) is recorded
     as its departure: between the instant the limiter scheduled (its ``now`` plus ``delay``)
@@ -23,4 +24,4 @@ def decided(
     if decision.allowed and decision.delay:
         scheduled = (decision.now if decision.now is not None else completed) + decision.delay
         invoked, completed = sorted((scheduled, completed + decision.delay))
-    return Operation(process, identity, invoked, completed, outcome, decision.now, keys)
+    return Operation(process, identity, invoked, completed, outcome, decision.now, keys, cost)

@@ -13,7 +13,7 @@ the harness starts, once per session). The explorer is imported only when a test
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import pytest
@@ -105,13 +105,14 @@ def redis_url(race_redis_server: RedisServer) -> str:
 @pytest.fixture
 def race(race_redis_server: RedisServer, pytestconfig: pytest.Config) -> Callable[..., RaceResult]:
     """``race(limiter, policy, *, instances=2, max_examples=None, seed=None, nemesis=None,
-    max_skew=None, flaw=None, judge_by=None, allow_unscheduled=False,
+    max_skew=None, costs=(1,), flaw=None, judge_by=None, allow_unscheduled=False,
     allow_real_clock=False)``: ``limiter`` is a
     catalogue name, a ``module:attribute``, ``exec:COMMAND`` or a factory ``factory(client,
     policy)`` (``async def`` too); ``race(exec=COMMAND, policy=...)`` races a program (any
     language, on the line protocol); ``nemesis`` the faults a schedule may draw (some of
     ``crash``, ``stall``, ``skew``; default all, ``"none"`` or ``()`` none: interleavings and
     time passing between requests only); ``max_skew`` the largest clock skew in seconds;
+    ``costs`` what a request may cost (each draws one, asked as ``check(identity, cost)``);
     ``flaw`` a violation kind to search for (any, by default); ``judge_by`` a policy to judge by
     instead of ``policy``; ``allow_unscheduled`` judges a limiter even though Redis ran commands
     of it by a client the explorer cannot see (as ``race --allow-unscheduled``; else that raises
@@ -148,6 +149,7 @@ def _race(
     max_examples: int | None = None,
     nemesis: str | Iterable[str] | None = None,
     max_skew: float | None = None,
+    costs: tuple[int, ...] = (1,),
     flaw: str | None = None,
     judge_by: str | None = None,
     allow_unscheduled: bool = False,
@@ -172,7 +174,7 @@ def _race(
     budget = PROFILES[profile] * (FLAW_BUDGET if flaw else 1)
     budget = budget if max_examples is None else max_examples
     judged_by = Policy.parse(judge_by) if judge_by else None
-    space = space_for(nemesis, max_skew)
+    space = replace(space_for(nemesis, max_skew), costs=tuple(costs))
     asked = RaceSpec(limiter, parsed, judged_by, space, instances, budget, seed)
     setup = asked.on_server(server, flush=claim(server, flush=False))
     found = asked.search(setup, shows(flaw) if flaw else any_violation)

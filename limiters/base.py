@@ -77,7 +77,7 @@ class RedisLimiter:
         server_clock: Clock | None = None,
         prefix: str | None = None,
     ) -> None:
-        if policy.promise not in self.policy_kinds:
+        if not self.enforces(policy):
             raise PolicyError(
                 f"{type(self).__name__} enforces {' or '.join(self.policy_kinds)} policies, "
                 f"not {policy.promise}"
@@ -90,6 +90,11 @@ class RedisLimiter:
         self.key_tag = f"{_kebab_case(type(self).__name__)}:{policy.exact_params()}"
         if self.script_file:
             self.script = self.load_script(self.script_file)
+
+    @classmethod
+    def enforces(cls, policy: Policy) -> bool:
+        """Whether this limiter can enforce ``policy``: its promise is one of ``policy_kinds``."""
+        return policy.promise in cls.policy_kinds
 
     def load_script(self, filename: str) -> LuaScript:
         """The script, run by EVALSHA; the server loads it on its first NOSCRIPT."""

@@ -18,6 +18,8 @@ from ratelimit_harness.limiters.fixed_window_first_lua import FixedWindowFirstLu
 from ratelimit_harness.limiters.fixed_window_incr_expire import FixedWindowIncrExpire
 from ratelimit_harness.limiters.fixed_window_lua import FixedWindowLua
 from ratelimit_harness.limiters.fixed_window_setnx_incr import FixedWindowSetnxIncr
+from ratelimit_harness.limiters.fixed_windows_lua import FixedWindowsLua
+from ratelimit_harness.limiters.fixed_windows_two_trips import FixedWindowsTwoTrips
 from ratelimit_harness.limiters.gcra_lua import GcraLua
 from ratelimit_harness.limiters.in_memory import InMemory
 from ratelimit_harness.limiters.leaky_bucket import LeakyBucket
@@ -30,6 +32,8 @@ from ratelimit_harness.limiters.sliding_log_pipeline import SlidingLogPipeline
 from ratelimit_harness.limiters.token_bucket_client_clock import TokenBucketClientClock
 from ratelimit_harness.limiters.token_bucket_lua import TokenBucketLua
 from ratelimit_harness.limiters.token_bucket_nonatomic import TokenBucketNonatomic
+from ratelimit_harness.limiters.token_bucket_weighted_drain import TokenBucketWeightedDrain
+from ratelimit_harness.limiters.token_bucket_weighted_lua import TokenBucketWeightedLua
 
 
 class Flaw(StrEnum):
@@ -47,6 +51,8 @@ class Entry:
     summary: str
     flaws: Mapping[Flaw, str] = field(default_factory=dict)  # flaw -> how it arises, and where
     note: str = ""
+    race: str | None = None  # the policy a race uses, when its kind's small one will not do
+    costs: tuple[int, ...] = (1,)  # what a raced request may cost: a weighted limiter's several
 
     @property
     def policy_kind(self) -> str:
@@ -74,6 +80,12 @@ SKEWED_WINDOWS_WRONG = (
 SKEW_NOTE = "the flaws under clock skew are not in the chapter; the race explorer showed them"
 FIXED, SLIDING = "fixed-window:limit=5,window=2", "sliding-window:limit=5,window=2"
 COUNTER, BUCKET = "sliding-counter:limit=5,window=2", "token-bucket:capacity=5,rate=2.5"
+PER_SECOND_AND_MINUTE = "fixed-window:limit=10,window=1 + fixed-window:limit=100,window=60"
+SEVERAL_LIMITS = "several limits at once, the most common configuration of released limiters"
+WEIGHTED = "weighted requests (tokens for an LLM call, bytes, a batch), as released limiters take"
+# a second window whose edge falls inside the first's, so that one refills while the other holds
+RACED_WINDOWS = "fixed-window:limit=1,window=10 + fixed-window:limit=1,window=15"
+RACED_WEIGHTED = "token-bucket:capacity=2,rate=0.2"  # room for a request of 2, or two of 1
 
 ENTRIES = (
     Entry(
@@ -212,6 +224,49 @@ ENTRIES = (
             WRONG: SKEWED_WINDOWS_WRONG,
         },
         note=SKEW_NOTE,
+    ),
+    Entry(
+        "fixed-windows-lua",
+        FixedWindowsLua,
+        PER_SECOND_AND_MINUTE,
+        "several fixed windows in one Lua script, server time",
+        note=f"not in the chapter: {SEVERAL_LIMITS}",
+        race=RACED_WINDOWS,
+    ),
+    Entry(
+        "fixed-windows-two-trips",
+        FixedWindowsTwoTrips,
+        PER_SECOND_AND_MINUTE,
+        "each fixed window its own Lua round trip, in turn",
+        {
+            WRONG: "Part 7's atomicity, one limit at a time: a request the second window "
+            "refuses is already counted in the first, which then refuses one it had room for",
+        },
+        note=f"not in the chapter: {SEVERAL_LIMITS}",
+        race=RACED_WINDOWS,
+    ),
+    Entry(
+        "token-bucket-weighted-lua",
+        TokenBucketWeightedLua,
+        BUCKET,
+        "Lua bucket, a request takes its cost in tokens, server time",
+        note=f"not in the chapter: {WEIGHTED}",
+        race=RACED_WEIGHTED,
+        costs=(1, 2),
+    ),
+    Entry(
+        "token-bucket-weighted-drain",
+        TokenBucketWeightedDrain,
+        BUCKET,
+        "Lua bucket that takes the cost before it checks",
+        {
+            WRONG: "Part 5 takes a token only once it knows there is one; this takes the cost "
+            "first, so a refused request larger than what is left still empties the bucket, and "
+            "the next caller is refused with tokens to spare",
+        },
+        note=f"not in the chapter: {WEIGHTED}",
+        race=RACED_WEIGHTED,
+        costs=(1, 2),
     ),
 )
 

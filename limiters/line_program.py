@@ -4,7 +4,8 @@
     python -m ratelimit_harness.limiters.line_program NAME
 
 reads ``REDIS_URL`` and ``RATELIMIT_POLICY``, builds ``NAME`` on a redis-py client as the load
-half's app does, and answers each identity on stdin with its decision, a JSON object of the fields
+half's app does, and answers each identity on stdin (``identity cost`` for a request that costs
+more than 1: asked as ``check(identity, cost)``) with its decision, a JSON object of the fields
 the limiter told, until end of input. So the same limiter can be raced in-process (its name) and as
 an OS process behind the explorer's proxy (``exec:python -m ratelimit_harness.limiters.line_program
 NAME``), and the two verdicts compared. A check that raises answers ``{"error": ...}`` (no decision)
@@ -36,6 +37,15 @@ def answer_line(decision: Decision) -> str:
     return json.dumps(told)
 
 
+def request(line: str) -> tuple[str] | tuple[str, int]:
+    """The arguments of ``check`` that one line of input asks for: ``identity``, or
+    ``identity cost``."""
+    identity, _, cost = line.strip().rpartition(" ")
+    if identity and cost.isdigit() and int(cost) > 1:
+        return identity, int(cost)
+    return (line.strip(),)
+
+
 def main(argv: list[str]) -> int:
     name = f"line_program[{os.environ.get('RATELIMIT_INSTANCE', '-')}]"
     try:
@@ -50,7 +60,7 @@ def main(argv: list[str]) -> int:
         return 2
     for line in sys.stdin:
         try:
-            answer = answer_line(limiter.check(line.strip()))
+            answer = answer_line(limiter.check(*request(line)))
         except Exception as error:  # a limiter may raise anything: that check decided nothing
             print(f"{name}: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
             answer = json.dumps({"error": f"{type(error).__name__}: {error}"})

@@ -24,8 +24,12 @@ class LuaScript:
 
     def run(self, client: Any, key: str, *args: object) -> Any:
         """The script's reply for one key (``KEYS[1]``) and ``args`` (``ARGV``)."""
+        return self.run_on(client, (key,), *args)
+
+    def run_on(self, client: Any, keys: tuple[str, ...], *args: object) -> Any:
+        """The script's reply for ``keys`` (``KEYS``) and ``args`` (``ARGV``)."""
         try:
-            return client.execute_command("EVALSHA", self.sha, 1, key, *args)
+            return client.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)
         except NoScriptError:
             client.script_load(self.source)
-            return client.execute_command("EVALSHA", self.sha, 1, key, *args)
+            return client.execute_command("EVALSHA", self.sha, len(keys), *keys, *args)

@@ -2,7 +2,8 @@
 
 The attribute is a factory called as ``factory(client, policy)`` (a redis-py client and the
 parsed Policy) that returns a callable ``check(identity)``; ``check`` returns a bool or an object
-with ``.allowed``. It may read ``time.time()`` itself.
+with ``.allowed``. It may read ``time.time()`` itself. A weighted request (one that costs n units
+of the budget) is asked as ``check(identity, n)``; one that costs 1 is always ``check(identity)``.
 
 asyncio: ``check`` may be ``async def`` (or return an awaitable), and the factory itself may be
 ``async def``: then it is given a ``redis.asyncio.Redis`` on the same server instead, and
@@ -99,8 +100,8 @@ class PluginLimiter:
         self.event_loop = loop
         self._owned = owned
 
-    def check(self, identity: str) -> Decision:
-        answer = self._check(identity)
+    def check(self, identity: str, cost: int = 1) -> Decision:
+        answer = self._check(identity) if cost == 1 else self._check(identity, cost)  # type: ignore[call-arg]
         if inspect.isawaitable(answer):
             _not_inside_a_loop(answer)
             self.event_loop = self.event_loop or EventLoop()

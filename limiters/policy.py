@@ -72,7 +72,7 @@ class Policy:
             parts = spec.split("+")
             if not all(part.strip() for part in parts):
                 raise PolicyError(f"expected a policy on each side of '+' in {spec!r}")
-            return cls.composite(tuple(map(cls._parse_one, parts)))
+            return cls.composite(tuple(cls._parse_one(part.strip()) for part in parts))
         return cls._parse_one(spec)
 
     @classmethod

@@ -2,8 +2,10 @@
 
 The program is started with the caller's environment plus ``REDIS_URL`` (its own address to
 Redis), ``RATELIMIT_POLICY`` (the policy string) and ``RATELIMIT_INSTANCE`` (which copy it is,
-0..K-1). It reads one identity per line on stdin and answers each, in order, with one line on
-stdout:
+0..K-1). It reads one request per line on stdin and answers each, in order, with one line on
+stdout. A request is an identity (``user:1``), or an identity, a space and what the request
+costs (``user:1 3``: a weighted request, 3 units of the budget; sent only when the cost is not
+1). The answers:
 
     allowed
     rejected
@@ -49,6 +51,15 @@ ANSWER_TIMEOUT = 10.0  # seconds ``ProgramLimiter.check`` waits for an answer
 ERROR_LINE = re.compile(r"\b\w*(Error|Exception)\b")  # a line of stderr that names one
 FIELDS = ("remaining", "limit", "reset_at", "retry_after", "now")  # a JSON answer's optional
 _ENDED = None  # what the reader thread queues when stdout ends
+
+
+def asked(identity: str, cost: int) -> str:
+    """The line that asks for one request: the identity, with its cost when that is not 1."""
+    if cost == 1:
+        return identity
+    if " " in identity:
+        raise ValueError(f"a weighted request's identity has no space: {identity!r}")
+    return f"{identity} {cost}"
 
 
 class ProgramError(Exception):
@@ -252,8 +263,8 @@ class ProgramLimiter:
     def __init__(self, program: Program, policy: Policy) -> None:
         self.program, self.policy = program, policy
 
-    def check(self, identity: str) -> Decision:
-        self.program.ask(identity)
+    def check(self, identity: str, cost: int = 1) -> Decision:
+        self.program.ask(asked(identity, cost))
         answer = self.program.answer(ANSWER_TIMEOUT)
         if answer is None:
             raise ProgramError(f"no answer in {ANSWER_TIMEOUT:g} s to {identity!r}")

@@ -27,7 +27,9 @@ def _cases() -> list[object]:
 
 @pytest.mark.parametrize(("target", "flaw"), _cases())
 def test_catalogue(race: Callable[..., RaceResult], target: Target, flaw: str | None) -> None:
-    result = race(target.limiter, target.policy, flaw=flaw, judge_by=target.judged_by)
+    result = race(
+        target.limiter, target.policy, flaw=flaw, judge_by=target.judged_by, costs=target.costs
+    )
     if flaw is None:
         assert result.clean, result
     else:

@@ -32,7 +32,10 @@ def allowance(spec: str) -> Allowance | None:
     """Windows allow their limit per window; buckets ``capacity + rate x d`` in a span d (d = 1
     s, or the time to refill the capacity when that is longer); the leaky bucket's departures
     ``1 + rate x d``. None for a policy this does not know, and for windows started by
-    admissions (``anchor=first``), which no span of fixed length bounds but as aligned ones."""
+    admissions (``anchor=first``), which no span of fixed length bounds but as aligned ones. A
+    composite (``a + b``) is drawn against its first limit, as it is written."""
+    if "+" in spec:
+        return allowance(spec.partition("+")[0])
     kind, p = parse(spec)
     if "anchor=first" in spec.replace(" ", ""):
         return None

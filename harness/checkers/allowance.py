@@ -6,7 +6,8 @@ span touches; windows started by admissions (``anchor=first``) ``limit`` for eac
 start within a window before the span or in it, a window apart: ceil(span / window) + 1 of
 them; a sliding window ``limit`` for each whole window in it, and one more (a closed span of
 one window holds a full window at each end); a bucket
-``capacity + rate x span``; the leaky bucket's departures ``1 + rate x span``.
+``capacity + rate x span``; the leaky bucket's departures ``1 + rate x span``. A composite
+allows what its tightest limit does over the span.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ from ratelimit_harness.limiters.policy import Policy
 
 
 def allowance(policy: Policy, first: float, last: float) -> float:
+    if policy.limits:
+        return min(allowance(limit, first, last) for limit in policy.limits)
     span = max(0.0, last - first)
     if policy.limit is not None and policy.window is not None:
         if policy.kind == "sliding-window":

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 @dataclass(frozen=True)
 class Step:
     """Instance ``instance`` goes on: starts a request for ``identity`` if it is idle, else
-    sends the command it is waiting to send."""
+    sends the command it is waiting to send. A request costs ``cost`` units of the budget."""
 
     instance: int
     identity: str
+    cost: int = 1
 
 
 @dataclass(frozen=True)
@@ -22,6 +23,7 @@ class Through:
 
     instance: int
     identity: str
+    cost: int = 1
 
 
 @dataclass(frozen=True)
@@ -50,7 +52,9 @@ Action = Step | Through | Advance | Crash | Skew
 
 
 def to_json(action: Action) -> dict[str, object]:
-    return {"action": type(action).__name__.lower(), **vars(action)}
+    """The action as a trace holds it (a request's cost only when it is not 1)."""
+    fields = {name: value for name, value in vars(action).items() if (name, value) != ("cost", 1)}
+    return {"action": type(action).__name__.lower(), **fields}
 
 
 KINDS: dict[str, type[Action]] = {

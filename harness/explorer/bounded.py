@@ -74,6 +74,7 @@ class Bound:
     switches: int = 2
     faults: int = 1
     time_moves: int = 1
+    costs: tuple[int, ...] = (1,)  # instance n's request k costs costs[(n + k) % len(costs)]
     crash: bool = True
     stall: bool = True
     skew: bool = False
@@ -96,6 +97,8 @@ class Bound:
             *([f"{self.faults} {faults}"] if faults and self.faults else []),
             f"{moves} to window edges and key deadlines",
         ]
+        if len(self.costs) > 1:
+            parts.append(f"requests costing {', '.join(map(str, self.costs))} in turn")
         if len(self.warm) > 1:
             parts.append("from a fresh key and one a request short of its budget")
         return ", ".join(parts)
@@ -105,15 +108,19 @@ def _count(n: int, one: str, more: str) -> str:
     return f"{n} {one if n == 1 else more}"
 
 
-def bound_for(policy: Policy, instances: int, nemeses: Sequence[str]) -> Bound:
+def bound_for(
+    policy: Policy, instances: int, nemeses: Sequence[str], costs: tuple[int, ...] = (1,)
+) -> Bound:
     """The default bound: two instances (or as many as asked, up to three), requests enough
-    for one to spend the policy's budget inside a preemption of another (up to three), two
-    switches, one fault, one time move."""
-    budget = int(policy.limit or policy.capacity or 1)
+    for one to spend the policy's budget (a composite's smallest) inside a preemption of
+    another (up to three), two switches, one fault, one time move; requests cost ``costs``
+    in turn."""
+    budget = min(int(limit.limit or limit.capacity or 1) for limit in policy.limits or (policy,))
     warm = tuple(sorted({0, max(budget - 1, 0)}))
     return Bound(
         instances=min(instances, 3),
         requests=min(budget + 1, 3),
+        costs=costs,
         crash="crash" in nemeses,
         stall="stall" in nemeses,
         skew="skew" in nemeses,
@@ -423,7 +430,8 @@ def _go(run: Run, bound: Bound, tally: _Tally, n: int) -> _Choice:
     """Instance ``n``'s next step: its pending command sent (a round trip), or a request begun
     (its code runs up to its first command, which waits)."""
     slot = run.slots[n]
-    step = (Step(n, bound.identities[n % len(bound.identities)]),)
+    cost = bound.costs[(n + tally.started[n]) % len(bound.costs)]
+    step = (Step(n, bound.identities[n % len(bound.identities)], cost),)
     if slot.busy:
         return _Choice(step, replace(tally, last=n), n, slot.pending)
     started = tuple(c + (i == n) for i, c in enumerate(tally.started))
@@ -435,8 +443,7 @@ def instants(run: Run, policy: Policy) -> list[float]:
     window edge, each key's deadline and a bucket's refill; and far past all of them."""
     now = run.time.now
     marks = [Space.edge(policy, now)]
-    if policy.rate:
-        marks.append(1 / policy.rate)  # a token back
+    marks += [1 / limit.rate for limit in policy.limits or (policy,) if limit.rate]  # a token back
     marks += [ttl for ttl in run.keyspace.ours(run.expiry.snapshot(now)).values() if ttl > 0]
     near = {round(mark + hair, 3) for mark in marks for hair in (-HAIR, 0.0, HAIR)}
     return sorted(s for s in near | {round(3 * Space.period(policy), 3)} if s > 0)

@@ -21,6 +21,7 @@ from ratelimit_harness.harness.explorer.stress import stress
 from ratelimit_harness.harness.explorer.trace import load, replay, save
 from ratelimit_harness.harness.history.races import RaceTestRow, Search
 from ratelimit_harness.limiters import CATALOGUE, Policy
+from ratelimit_harness.limiters.catalogue import Entry
 from ratelimit_harness.limiters.js_catalogue import PROGRAMS
 from ratelimit_harness.limiters.program import EXEC
 
@@ -50,6 +51,12 @@ class Target:
     policy: str
     expected: tuple[str, ...]
     judged_by: str | None = None
+    costs: tuple[int, ...] = (1,)  # what a request may cost (catalogue.Entry.costs)
+
+
+def entry_race_policy(entry: Entry) -> str:
+    """The policy a catalogue entry is raced under: its own race policy, else its kind's."""
+    return entry.race or race_policy(entry.policy)
 
 
 def race_policy(entry_policy: str) -> str:
@@ -63,7 +70,13 @@ def targets(*, js: bool = False) -> list[Target]:
     """Every catalogue limiter and the boundary attack; with ``js``, the chapter's JavaScript
     programs too (``js_targets``)."""
     rows = [
-        Target(name, name, race_policy(entry.policy), tuple(str(f) for f in entry.flaws))
+        Target(
+            name,
+            name,
+            entry_race_policy(entry),
+            tuple(str(f) for f in entry.flaws),
+            costs=entry.costs,
+        )
         for name, entry in CATALOGUE.items()
     ]
     boundary = "boundary attack"
@@ -118,8 +131,9 @@ def run_row(
     # a search for an expected flaw stops at its find: it may go on longer when the flaw is
     # hard to reach, at no cost when it is not; a correct limiter gets the plain budget
     budget = max_examples * (FLAW_BUDGET if target.expected else 1)
+    space = Space(costs=target.costs)
     asked = RaceSpec(
-        target.limiter, Policy.parse(target.policy), judged_by, Space(), instances, budget, seed
+        target.limiter, Policy.parse(target.policy), judged_by, space, instances, budget, seed
     )
     setup = asked.on(url, flush=flush, clock_file=clock_file, count_unseen=count_unseen)
     searches = [shows(kind) for kind in target.expected] or [any_violation]

@@ -6,7 +6,7 @@ import argparse
 import os
 import sys
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ratelimit_harness.harness import listing
@@ -18,14 +18,19 @@ from ratelimit_harness.harness.errors import (
     existing,
     writing,
 )
-from ratelimit_harness.harness.explorer.campaign import PROFILES, Target, race_policy, targets
+from ratelimit_harness.harness.explorer.campaign import (
+    PROFILES,
+    Target,
+    entry_race_policy,
+    targets,
+)
 from ratelimit_harness.harness.explorer.explore import CONFIRM, Exploration
 from ratelimit_harness.harness.explorer.keyspace import claim
 from ratelimit_harness.harness.explorer.parallel import RowJob, run_rows, servers_for
 from ratelimit_harness.harness.explorer.process_instance import POOL
 from ratelimit_harness.harness.explorer.real_clock import OffClock, real_clock_limiter
 from ratelimit_harness.harness.explorer.run import Setup
-from ratelimit_harness.harness.explorer.schedules import Space, space_for
+from ratelimit_harness.harness.explorer.schedules import Space, parse_costs, space_for
 from ratelimit_harness.harness.explorer.spec import MOST_EXAMPLES, MOST_INSTANCES, RaceSpec
 from ratelimit_harness.harness.explorer.trace import load, render, save
 from ratelimit_harness.harness.explorer.trace import replay as replay_saved
@@ -111,7 +116,9 @@ def _asked(args: argparse.Namespace) -> RaceSpec:
     space = space_for(args.nemesis, args.max_skew)
     resolve(args.limiter)  # a bad name or plug-in fails before any Redis starts
     entry = CATALOGUE.get(args.limiter)
-    spec = args.policy or (race_policy(entry.policy) if entry else None)
+    costs = parse_costs(args.costs) if args.costs else (entry.costs if entry else (1,))
+    space = replace(space, costs=costs)
+    spec = args.policy or (entry_race_policy(entry) if entry else None)
     if spec is None:
         raise PolicyError("--policy is required for a plugged-in limiter")
     policy = Policy.parse(spec)

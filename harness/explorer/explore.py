@@ -407,7 +407,7 @@ def _bounded_after(
 
 
 def _bound(setup: Setup, space: Space) -> bounded.Bound:
-    bound = bounded.bound_for(setup.policy, setup.instances, space.nemeses)
+    bound = bounded.bound_for(setup.policy, setup.instances, space.nemeses, space.costs)
     return replace(bound, identities=space.identities[:1])
 
 

@@ -53,6 +53,10 @@ class Drawing(Protocol):
         """Time passing, by an amount that matters to the policy now."""
         ...
 
+    def cost(self, data: st.DataObject, instance: int) -> int:
+        """What a request ``instance`` starts costs."""
+        ...
+
     def skews(self) -> list[float]:
         """The clock skews that may be drawn, either way."""
         ...
@@ -120,7 +124,7 @@ class StallFault(_Plain):
     def draw(self, data: st.DataObject, drawing: Drawing, enabled: list[int]) -> list[Action]:
         instance = data.draw(st.sampled_from(enabled))
         identity = data.draw(st.sampled_from(drawing.identities))
-        return [Step(instance, identity), drawing.advance(data)]
+        return [Step(instance, identity, drawing.cost(data, instance)), drawing.advance(data)]
 
 
 class SkewFault:

@@ -92,7 +92,8 @@ Event = Pending | Finished | Died
 
 
 class Instance:
-    """Runs ``limiter.check(identity)`` calls one at a time when told, in its own thread."""
+    """Runs ``limiter.check(identity)`` calls (``check(identity, cost)`` for a request that
+    costs more than 1) one at a time when told, in its own thread."""
 
     def __init__(
         self,
@@ -117,8 +118,8 @@ class Instance:
 
     # --- the explorer's side -------------------------------------------------------------
 
-    def start(self, identity: str) -> Event:
-        self._to_instance.put(("check", identity))
+    def start(self, identity: str, cost: int = 1) -> Event:
+        self._to_instance.put(("check", (identity, cost)))
         return self._next()
 
     def go(self) -> Event:
@@ -172,13 +173,14 @@ class Instance:
         owned = self._background.owned_by if self._background else _unowned
         with reading(self.clock), gated(self), owned(self.name, self.clock):
             while True:
-                order, identity = self._to_instance.get()
+                order, request = self._to_instance.get()
                 if order != "check":
                     if order == "crash":
                         self._to_explorer.put(Died())
                     return
-                try:
-                    decision = self.limiter.check(identity)
+                identity, cost = request
+                try:  # a request of cost 1 is asked as every limiter takes it
+                    decision = self.limiter.check(*((identity,) if cost == 1 else request))
                 except Crashed:
                     self._to_explorer.put(Died())
                     return

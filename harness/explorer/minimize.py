@@ -100,7 +100,7 @@ class _Shrinking(Generic[Outcome]):
         while n + 1 < len(self.actions):
             a, b = self.actions[n], self.actions[n + 1]
             if _moves(a, b) and self.take(
-                [*self.actions[:n], Through(a.instance, a.identity), *self.actions[n + 2 :]]
+                [*self.actions[:n], Through(a.instance, a.identity, a.cost), *self.actions[n + 2 :]]
             ):
                 changed = True
             else:

@@ -97,7 +97,7 @@ from ratelimit_harness.harness.provision.virtual_time import (
     on_clock_file,
 )
 from ratelimit_harness.limiters import Policy
-from ratelimit_harness.limiters.program import Program, ProgramError, program_env
+from ratelimit_harness.limiters.program import Program, ProgramError, asked, program_env
 
 Log = Callable[[Any, tuple[Any, ...], Any, float], None]
 # seconds an answered request's proxy goes on turning, once settled, for a command the program
@@ -150,12 +150,12 @@ class ProcessInstance:
 
     # --- the explorer's side, as Instance's ----------------------------------------------
 
-    def start(self, identity: str) -> Event:
+    def start(self, identity: str, cost: int = 1) -> Event:
         if self._ended:
             self.program, self._ended = self._start(), False
         self._on_time()
         try:
-            self.program.ask(identity)
+            self.program.ask(asked(identity, cost))
         except ProgramError as error:
             return self._exited(error)
         return self._next()

@@ -101,6 +101,7 @@ class _Slot:
 
     instance: Instance | ProcessInstance
     identity: str = ""
+    cost: int = 1
     invoked: float = 0.0
     invoked_clock: float = 0.0  # the instance's own clock (skewed) as its request began
     keys: list[str] = field(default_factory=list)
@@ -217,9 +218,9 @@ class Run:
         if isinstance(action, Step):
             self._step(action)
         elif isinstance(action, Through):
-            self._step(Step(action.instance, action.identity))
+            self._step(Step(action.instance, action.identity, action.cost))
             while self.slots[action.instance].busy:
-                self._step(Step(action.instance, action.identity))
+                self._step(Step(action.instance, action.identity, action.cost))
         elif isinstance(action, Advance):
             if self.inside():
                 self.faults.add("stall")
@@ -270,17 +271,19 @@ class Run:
             slot.sent = True
             event = slot.instance.go()
         else:
-            what, clock = f"check({step.identity})", slot.instance.clock()
-            slot.busy, slot.identity, slot.invoked, slot.invoked_clock, slot.keys, slot.sent = (
+            slot.busy, slot.identity, slot.cost, slot.keys, slot.sent = (
                 True,
                 step.identity,
-                self.time.now,
-                clock,
+                step.cost,
                 [],
                 False,
             )
-            self._note(slot.instance.name, REQUEST, clock, what, identity=step.identity)
-            event = slot.instance.start(step.identity)
+            slot.invoked, slot.invoked_clock = self.time.now, slot.instance.clock()
+            what = _called(slot)
+            self._note(
+                slot.instance.name, REQUEST, slot.invoked_clock, what, identity=step.identity
+            )
+            event = slot.instance.start(step.identity, step.cost)
         self._record(slot, event)
 
     def _record(self, slot: _Slot, event: Event) -> None:
@@ -293,7 +296,9 @@ class Run:
         name = slot.instance.name
         if isinstance(event, Died):
             self.history.append(
-                Operation(name, slot.identity, slot.invoked, None, Outcome.UNKNOWN, None, keys)
+                Operation(
+                    name, slot.identity, slot.invoked, None, Outcome.UNKNOWN, None, keys, slot.cost
+                )
             )
             slot.dead = True
             return
@@ -302,20 +307,30 @@ class Run:
             # it failed: known not to have counted if nothing of it reached Redis, else it may
             # have (a write, then the exception)
             failed = Outcome.UNKNOWN if slot.sent else Outcome.ERROR
-            what = f"check({slot.identity}) failed"
+            what = f"{_called(slot)} failed"
             self._note(name, FAILED, self.time.now, what, event.error, identity=slot.identity)
-            self.errors.append(f"{name} check({slot.identity}): {event.error}")
+            self.errors.append(f"{name} {_called(slot)}: {event.error}")
             self.history.append(
-                Operation(name, slot.identity, slot.invoked, self.time.now, failed, None, keys)
+                Operation(
+                    name, slot.identity, slot.invoked, self.time.now, failed, None, keys, slot.cost
+                )
             )
         else:
             self.decisions += 1
             outcome = "allowed" if event.decision.allowed else "rejected"
-            what, clock = f"check({slot.identity})", slot.instance.clock()
+            what, clock = _called(slot), slot.instance.clock()
             self._note(name, DECISION, clock, what, outcome, identity=slot.identity)
             decision = self._on_schedule(slot, event.decision)
             self.history.append(
-                decided(name, slot.identity, slot.invoked, self.time.now, decision, keys=keys)
+                decided(
+                    name,
+                    slot.identity,
+                    slot.invoked,
+                    self.time.now,
+                    decision,
+                    keys=keys,
+                    cost=slot.cost,
+                )
             )
 
     def _on_schedule(self, slot: _Slot, decision: Decision) -> Decision:
@@ -325,7 +340,7 @@ class Run:
         if decision.now is None or not self.setup.clock_file:
             return decision
         times = (slot.invoked, slot.invoked_clock, self.time.now, slot.instance.clock())
-        who = f"{slot.instance.name} check({slot.identity})"
+        who = f"{slot.instance.name} {_called(slot)}"
         if self.off_clock.check(who, decision.now, min(times), max(times)):
             return decision
         return replace(decision, now=None)
@@ -483,3 +498,10 @@ def _show_reply(reply: Any) -> str:
 
 def _text(value: Any) -> str:
     return "nil" if value is None else text(value)
+
+
+def _called(slot: _Slot) -> str:
+    """The call the slot's request makes, as a trace shows it: ``check(user:1)``, or
+    ``check(user:1, 3)`` for a request that costs 3."""
+    cost = f", {slot.cost}" if slot.cost != 1 else ""
+    return f"check({slot.identity}{cost})"

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from hypothesis import strategies as st
 
@@ -37,10 +37,14 @@ class Space:
     nemeses: tuple[str, ...] = tuple(FAULTS)  # the faults a schedule may use (faults.FAULTS)
     max_actions: int = 24
     max_skew: float | None = None  # seconds: skews larger than this are not drawn
+    costs: tuple[int, ...] = (1,)  # what a request may cost: one of these, drawn per request
 
     @staticmethod
     def period(policy: Policy) -> float:
-        """The time scale of the policy: its window, or the time to refill the bucket."""
+        """The time scale of the policy: its window, or the time to refill the bucket (a
+        composite's longest)."""
+        if policy.limits:
+            return max(map(Space.period, policy.limits))
         if policy.window is not None:
             return policy.window
         assert policy.rate is not None
@@ -50,7 +54,10 @@ class Space:
     def edge(policy: Policy, now: float) -> float:
         """Seconds from ``now`` to the next window boundary. A window started by an admission
         (``anchor=first``) ends a window after it: the boundary is a window from now, which a
-        window started now, or a hair ago and a hair less, ends at."""
+        window started now, or a hair ago and a hair less, ends at. A composite's next is
+        the nearest of its limits'."""
+        if policy.limits:
+            return min(Space.edge(limit, now) for limit in policy.limits)
         w = Space.period(policy)
         return w if policy.anchor == "first" else (math.floor(now / w + 1e-9) + 1) * w - now
 
@@ -66,6 +73,13 @@ class Space:
         amounts = self.advances(run.setup.policy, run.time.now)
         return Advance(round(data.draw(st.sampled_from(amounts)), 3))
 
+    def draw_cost(self, data: st.DataObject, run: Run, instance: int) -> int:
+        """What the request ``instance`` starts costs: one of ``costs`` (nothing is drawn when
+        there is one, or when the instance is inside a request and starts none)."""
+        if len(self.costs) == 1 or run.busy(instance):
+            return self.costs[0]
+        return data.draw(st.sampled_from(self.costs))
+
     def skews(self, policy: Policy) -> list[float]:
         """A window and half a window either way; with ``max_skew`` below those, that bound
         either way instead."""
@@ -73,6 +87,17 @@ class Space:
         bound = math.inf if self.max_skew is None else self.max_skew
         sizes = {min(w, bound), min(w / 2, bound)}
         return [sign * size for size in sorted(sizes, reverse=True) if size > 0 for sign in (1, -1)]
+
+
+def parse_costs(text: str) -> tuple[int, ...]:
+    """``--costs``: what a request may cost, whole numbers from 1, comma-separated."""
+    try:
+        costs = tuple(dict.fromkeys(int(part) for part in text.split(",")))
+    except ValueError:
+        costs = ()
+    if not costs or min(costs) < 1:
+        raise BadArgument(f"--costs must be whole numbers from 1, comma-separated, not {text!r}")
+    return costs
 
 
 def space_for(nemesis: str | Iterable[str] | None, max_skew: float | None) -> Space:
@@ -103,7 +128,7 @@ def draw_swarm(data: st.DataObject, space: Space) -> Space:
     two identities share."""
     allowed = tuple(kind for kind in space.nemeses if data.draw(st.booleans()))
     keys = data.draw(st.integers(1, len(space.identities)))
-    return Space(space.identities[:keys], allowed, space.max_actions, space.max_skew)
+    return replace(space, identities=space.identities[:keys], nemeses=allowed)
 
 
 @dataclass(frozen=True)
@@ -123,6 +148,9 @@ class _Drawing:
 
     def advance(self, data: st.DataObject) -> Advance:
         return self.space.draw_advance(data, self.run)
+
+    def cost(self, data: st.DataObject, instance: int) -> int:
+        return self.space.draw_cost(data, self.run, instance)
 
     def skews(self) -> list[float]:
         return self.space.skews(self.run.setup.policy)
@@ -152,6 +180,7 @@ def draw_actions(data: st.DataObject, run: Run, space: Space) -> list[Action]:
     passing = [space.draw_advance(data, run)] if kind == "later" else []
     instance = data.draw(st.sampled_from(enabled))
     identity = data.draw(st.sampled_from(space.identities))
+    cost = space.draw_cost(data, run, instance)
     if kind == "step":
-        return [Step(instance, identity)]
-    return [*passing, Through(instance, identity)]
+        return [Step(instance, identity, cost)]
+    return [*passing, Through(instance, identity, cost)]

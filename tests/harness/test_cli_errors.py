@@ -38,6 +38,8 @@ def _one_error_line(capsys: pytest.CaptureFixture[str]) -> str:
     [
         (["race", "--limiter", "gcra-lua", "--max-examples", "0"], "--max-examples must be"),
         (["race", "--limiter", "gcra-lua", "--instances", "17"], "--instances must be 1..16"),
+        (["race", "--limiter", "gcra-lua", "--costs", "1,0"], "--costs must be whole numbers"),
+        (["race", "--limiter", "gcra-lua", "--costs", "two"], "--costs must be whole numbers"),
         (["race-test", "--stress-seconds", "61"], "--stress-seconds must be 0..60"),
         (["race-test", "--max-examples", "100001"], "--max-examples must be"),
         (["race-test", "--jobs", "0"], "--jobs must be 1..64"),

@@ -74,6 +74,22 @@ def test_a_verdict_that_changed_is_said_to_differ(
     assert "DIFFERS" in capsys.readouterr().out
 
 
+@pytest.mark.parametrize(("ttl", "same"), [(5.0, True), (500.0, False)])
+def test_a_kind_the_run_did_not_judge_yet_differs_only_where_it_is_found(
+    ttl: float, same: bool, tmp_path: Path
+) -> None:
+    run_dir = new_run_dir("race", root=tmp_path)
+    history = _history()[:1]
+    older = check(history, POLICY, {"k": ttl}, unjudged={"excess-ttl": "not yet"})
+    keep_judged(run_dir, "trace", policy=POLICY, history=history, ttls={"k": ttl}, verdict=older)
+    recorded = json.loads((run_dir / "trace.verdict.json").read_text())
+    del recorded["unjudged"]  # as a harness that had no excess-ttl wrote it
+    (run_dir / "trace.verdict.json").write_text(json.dumps(recorded))
+    (again,) = rejudge(run_dir)
+    assert "excess-ttl" in again.verdict.checked
+    assert again.same is same  # a key kept 500 s under a 10 s window is found: it differs
+
+
 def test_a_directory_without_a_manifest_is_bad_input(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -11,6 +11,8 @@ pytestmark = [pytest.mark.integration, pytest.mark.cluster, pytest.mark.realtime
 
 
 def budget(policy: Policy) -> int:
+    if policy.limits:  # a composite admits what its tightest limit does, at one instant
+        return min(map(budget, policy.limits))
     if policy.kind == "leaky-bucket":
         return (policy.capacity or 0) + 1  # one departs at once, capacity wait
     return policy.limit or policy.capacity or 0

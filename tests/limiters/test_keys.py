@@ -4,7 +4,7 @@ on one Redis and on a Cluster, so one identity can be held by a login and an API
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -50,18 +50,34 @@ def build(name: str, client: Any, policy: Policy, clock: ManualClock) -> Limiter
 
 
 def two_policies(name: str) -> tuple[Policy, Policy]:
-    """The entry's policy and another of its kind with twice the limit, or twice the capacity."""
+    """The entry's policy and another of its kind with twice the limit, or twice the capacity
+    (a composite: each of its limits so)."""
     policy = Policy.parse(CATALOGUE[name].policy)
+    return policy, each_limit(policy, doubled)
+
+
+def doubled(policy: Policy) -> Policy:
     if policy.limit is not None:
-        return policy, replace(policy, limit=2 * policy.limit)
-    return policy, replace(policy, capacity=2 * (policy.capacity or 0))
+        return replace(policy, limit=2 * policy.limit)
+    return replace(policy, capacity=2 * (policy.capacity or 0))
+
+
+def each_limit(policy: Policy, change: Callable[[Policy], Policy]) -> Policy:
+    """``change`` applied to the policy, or to each limit of a composite."""
+    if policy.limits:
+        return replace(policy, limits=tuple(map(change, policy.limits)))
+    return change(policy)
 
 
 def slower(policy: Policy, times: float) -> Policy:
     """``policy`` with its windows ``times`` as long, its rate ``times`` as slow."""
-    window = policy.window * times if policy.window is not None else None
-    rate = policy.rate / times if policy.rate is not None else None
-    return replace(policy, window=window, rate=rate)
+
+    def slowed(limit: Policy) -> Policy:
+        window = limit.window * times if limit.window is not None else None
+        rate = limit.rate / times if limit.rate is not None else None
+        return replace(limit, window=window, rate=rate)
+
+    return each_limit(policy, slowed)
 
 
 def in_turn(
@@ -173,6 +189,7 @@ def test_on_a_cluster_every_key_of_an_identity_hashes_to_its_slot(
     # keys count down: every window ten times as long, and every step between rounds
     specs = [(name, slower(policy, 10)) for name in CORRECT for policy in two_policies(name)]
     keys = assert_independent(specs, cluster_client, clock, step=2.5)
-    assert len(keys) == len(specs)  # one key each for these limiters
+    # one key each for these limiters, one a limit for a composite's
+    assert len(keys) == sum(len(policy.limits) or 1 for _, policy in specs)
     slot = cluster_client.cluster_keyslot(IDENTITY)  # the server's answer, CLUSTER KEYSLOT
     assert {cluster_client.cluster_keyslot(key) for key in keys} == {slot}

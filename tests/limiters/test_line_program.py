@@ -11,7 +11,7 @@ import redis
 
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.limiters.decision import Decision
-from ratelimit_harness.limiters.line_program import answer_line
+from ratelimit_harness.limiters.line_program import answer_line, request
 from ratelimit_harness.limiters.program import parse_answer
 from tests.harness.support import child_env
 
@@ -56,6 +56,22 @@ def test_bad_input_is_one_line_and_exit_2(
     assert done.returncode == 2
     (line,) = done.stderr.strip().splitlines()
     assert message in line
+
+
+@pytest.mark.parametrize(
+    ("line", "asked"),
+    [
+        ("user:1\n", ("user:1",)),
+        ("user:1 3\n", ("user:1", 3)),
+        ("user:1 1\n", ("user:1 1",)),  # a cost of 1 is never sent: this is an identity
+        ("a user 0\n", ("a user 0",)),
+        ("user:1 x\n", ("user:1 x",)),
+    ],
+)
+def test_a_line_asks_for_an_identity_or_an_identity_and_a_cost(
+    line: str, asked: tuple[object, ...]
+) -> None:
+    assert request(line) == asked
 
 
 @pytest.mark.integration

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from ratelimit_harness.limiters import Policy, PolicyError
@@ -44,6 +46,21 @@ def test_an_anchor_prints_only_when_it_is_not_the_default_and_names_keys_apart()
     assert first.params() == aligned.params() == {"limit": 5, "window": 2.0}
 
 
+def test_a_composite_joins_limits_of_any_kinds() -> None:
+    spec = "fixed-window:limit=10,window=1 + token-bucket:capacity=100,rate=10"
+    policy = Policy.parse(spec)
+    assert str(policy) == spec
+    assert Policy.parse(str(policy)) == policy
+    assert policy.promise == "fixed-window + token-bucket"
+    assert [limit.kind for limit in policy.limits] == ["fixed-window", "token-bucket"]
+    assert policy.longest_need() == 10.0  # the bucket's refill from empty
+    # each limit's exact parameters name its keys; two limits of one kind stay apart
+    per_hour = Policy.parse("fixed-window:limit=10,window=1 + fixed-window:limit=1000,window=3600")
+    assert per_hour.exact_params() == (
+        "fixed-window:limit=10,window=1+fixed-window:limit=1000,window=3600"
+    )
+
+
 @pytest.mark.parametrize(
     ("spec", "message"),
     [
@@ -69,9 +86,12 @@ def test_an_anchor_prints_only_when_it_is_not_the_default_and_names_keys_apart()
         ("token-bucket:capacity=5,rate=-1", "rate must be positive and finite, got '-1'"),
         ("token-bucket:capacity=5,rate=inf", "rate must be positive and finite, got 'inf'"),
         ("token-bucket:capacity=5,rate=nan", "rate must be positive and finite, got 'nan'"),
+        ("fixed-window:limit=5,window=2 +", "expected a policy on each side of '+'"),
+        (" + gcra:capacity=1,rate=1", "expected a policy on each side of '+'"),
+        ("fixed-window:limit=5,window=2 + gcra:rate=1", "gcra needs capacity in 'gcra:rate=1'"),
     ],
 )
 def test_rejects_bad_specs_with_a_reason(spec: str, message: str) -> None:
-    with pytest.raises(PolicyError, match="^" + message.replace("(", r"\(")) as error:
+    with pytest.raises(PolicyError, match="^" + re.escape(message)) as error:
         Policy.parse(spec)
     assert "\n" not in str(error.value)

@@ -133,3 +133,9 @@ def test_a_longer_span_allows_no_less(policy: Policy, instants: list[float]) -> 
     assert allowance(policy, middle, last) <= whole
     least = 1 if policy.kind == "leaky-bucket" else policy.limit or policy.capacity
     assert allowance(policy, middle, middle) == least
+
+
+def test_a_composite_allows_what_its_tightest_limit_does() -> None:
+    per_second_and_ten = Policy.parse(f"{FIXED} + fixed-window:limit=7,window=10")
+    assert allowance(per_second_and_ten, 0, 1) == 5  # the 2 s window's
+    assert allowance(per_second_and_ten, 0, 9) == 7  # the 10 s window's: 25 by the other

@@ -14,11 +14,18 @@ from ratelimit_harness.harness.explorer.actions import (
 
 EVERY_KIND: list[Action] = [
     Step(0, "user:1"),
+    Step(0, "user:1", 3),
     Through(1, "user:2"),
+    Through(1, "user:2", 2),
     Advance(9.99),
     Crash(1),
     Skew(0, -5.0),
 ]
+
+
+def test_a_request_of_cost_1_is_written_as_before_costs_existed() -> None:
+    assert to_json(Step(0, "user:1")) == {"action": "step", "instance": 0, "identity": "user:1"}
+    assert to_json(Step(0, "user:1", 3))["cost"] == 3
 
 
 def test_every_kind_of_action_is_covered() -> None:
