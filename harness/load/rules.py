@@ -273,7 +273,11 @@ def _check(rule: Rule) -> list[str]:
         return [f"identity {rule.identity!r} is not a header name"]
     try:
         policy = rule.parsed_policy
-        rule.judge_policy  # noqa: B018 (parsed to be checked)
+        if policy.limits or rule.judge_policy.limits:
+            return [
+                "a composite policy (a + b) is raced by race and judged by check; load takes "
+                "one limit per rule"
+            ]
         if rule.limiter == SERVICE:
             return []
         builder = resolve(rule.limiter)

@@ -31,6 +31,24 @@ def test_a_valid_history_exits_0(tmp_path: Path) -> None:
     assert "VALID" in result.stdout
 
 
+def test_a_composite_policy_judges_weighted_requests_in_units(tmp_path: Path) -> None:
+    path = tmp_path / "h.jsonl"
+    path.write_text(
+        '{"process": "p", "key": "k", "invoke": 1.0, "complete": 1.0, "outcome": "allowed", '
+        '"cost": 3}\n'
+        '{"process": "p", "key": "k", "invoke": 2.0, "complete": 2.0, "outcome": "rejected", '
+        '"cost": 2}\n'
+    )
+    snapshot = tmp_path / "keys.jsonl"
+    write_snapshot(snapshot, {"ratelimit:{k}": 7200.0})
+    policy = "fixed-window:limit=5,window=10 + fixed-window:limit=50,window=600"
+    result = harness("check", str(path), "--policy", policy, "--keys", str(snapshot))
+    assert result.returncode == 1, result.stderr
+    assert f"against {policy}" in result.stdout
+    assert "wrongful-rejection" in result.stdout  # 2 more fit in both: 3 of 5, 3 of 50
+    assert "excess-ttl" in result.stdout  # 7,200 s is over 10 x 600 s
+
+
 def test_violations_exit_1_and_the_json_names_them(tmp_path: Path) -> None:
     out = tmp_path / "verdict.json"
     snapshot = tmp_path / "keys.jsonl"

@@ -173,6 +173,7 @@ def test_with_default_sets_only_the_api_rule(
         ("nope", None, "unknown limiter 'nope'"),
         (None, "fixed-window:limit=0,window=1", "limit must be positive"),
         ("tests.limiters.sample_plugin:missing", None, "has no attribute 'missing'"),
+        ("fixed-windows-lua", None, "load takes one limit per rule"),
     ],
 )
 def test_with_default_refuses_what_cannot_work(
@@ -267,10 +268,20 @@ def test_a_bad_rules_file_says_what_is_wrong(tmp_path: Path, text: str, message:
         load_rules(rules_file(tmp_path, text))
 
 
-@pytest.mark.parametrize("limiter", sorted(CATALOGUE))
+ONE_LIMIT = [name for name, entry in CATALOGUE.items() if "+" not in entry.policy]
+
+
+@pytest.mark.parametrize("limiter", sorted(ONE_LIMIT))
 def test_every_catalogue_limiter_is_accepted_with_its_example_policy(limiter: str) -> None:
     rule = Rule("r", "/r", limiter, CATALOGUE[limiter].policy)
     assert validated([rule], DEFAULT_OUTBOUND).rules == (rule,)
+
+
+@pytest.mark.parametrize("limiter", sorted(set(CATALOGUE) - set(ONE_LIMIT)))
+def test_a_limiter_of_several_limits_is_refused_with_where_it_can_go(limiter: str) -> None:
+    rule = Rule("r", "/r", limiter, CATALOGUE[limiter].policy)
+    with pytest.raises(RulesError, match="raced by race and judged by check"):
+        validated([rule], DEFAULT_OUTBOUND)
 
 
 def test_an_outbound_that_is_not_a_table(tmp_path: Path) -> None:
