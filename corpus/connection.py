@@ -17,3 +17,16 @@ def whole_seconds(window: float | None) -> int:
     if seconds != window:
         raise ValueError(f"this library takes windows in whole seconds, not {window}")
     return seconds
+
+
+def configure_django(url: str) -> None:
+    """Django's settings, once per process: its default cache on the Redis raced."""
+    import django
+    from django.conf import settings
+
+    if not settings.configured:
+        backend = "django.core.cache.backends.redis.RedisCache"
+        settings.configure(CACHES={"default": {"BACKEND": backend, "LOCATION": url}})
+        django.setup()
+    elif (configured := settings.CACHES["default"]["LOCATION"]) != url:
+        raise ValueError(f"Django's cache is configured on {configured}, not on {url}")

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from corpus.connection import url_of
+from corpus.connection import configure_django, url_of
 from ratelimit_harness.limiters import Policy
 
 # DRF's rates name their period by its first letter: seconds, minutes, hours or days
@@ -19,7 +19,7 @@ def simple_rate_throttle(client: Any, policy: Policy) -> Callable[[str], bool]:
     period = _PERIODS.get(policy.window or 0.0)
     if period is None:
         raise ValueError(f"DRF's rates take windows of 1, 60, 3600 or 86400 s: {policy.window}")
-    _configure_django(url_of(client))
+    configure_django(url_of(client))
     from rest_framework.throttling import SimpleRateThrottle
 
     class Throttle(SimpleRateThrottle):  # type: ignore[misc]
@@ -32,16 +32,3 @@ def simple_rate_throttle(client: Any, policy: Policy) -> Callable[[str], bool]:
         return bool(Throttle().allow_request(identity, None))
 
     return check
-
-
-def _configure_django(url: str) -> None:
-    """Django's settings, once per process: its default cache on the Redis raced."""
-    import django
-    from django.conf import settings
-
-    if not settings.configured:
-        backend = "django.core.cache.backends.redis.RedisCache"
-        settings.configure(CACHES={"default": {"BACKEND": backend, "LOCATION": url}})
-        django.setup()
-    elif (configured := settings.CACHES["default"]["LOCATION"]) != url:
-        raise ValueError(f"Django's cache is configured on {configured}, not on {url}")

@@ -273,6 +273,25 @@ PYPI_ROWS = (
         ),
     ),
     Row(
+        name="django-ratelimit 4.1.0",
+        pins=("django-ratelimit==4.1.0", *DJANGO),
+        in_corpus_extra=False,
+        wrapper="corpus.django_ratelimit:get_usage",
+        raced_api="get_usage(..., increment=True) on Django's RedisCache",
+        policy="fixed-window:limit=2,window=10,phase=crc32",
+        nemesis=NEMESIS_ALL,
+        claims="count per period, each key's periods ending at its own crc32 offset",
+        expected=_needs(over_admission="skew", wrongful_rejection="stall", immortal_key="stall"),
+        reason=(
+            "django_ratelimit/core.py get_usage: cache.add (SET NX EX period + 5 s), then "
+            "cache.incr, which Django's RedisCache sends as EXISTS, then INCRBY: a key that "
+            "expires between the two comes back with no TTL; one gone before EXISTS raises "
+            "ValueError, and get_usage then refuses (it fails closed) a request its new window had "
+            "room for. The window is the app server's int(time.time()) shifted by crc32 of the "
+            "key: a clock 1 ms off counts a request in the window beside"
+        ),
+    ),
+    Row(
         name="fastapi-limiter 0.1.6",
         pins=("fastapi-limiter==0.1.6", *FASTAPI),
         in_corpus_extra=False,

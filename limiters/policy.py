@@ -7,6 +7,12 @@ A fixed window also takes ``anchor``: ``aligned`` (the default: windows at multi
 window, from the epoch) or ``first`` (a window starts at the first admission after the one
 before it ended, as a key's TTL does: what most released fixed-window limiters do).
 
+An aligned fixed window also takes ``phase``: ``none`` (the default: every identity's windows
+start at the same instants) or ``crc32`` (each identity's windows are shifted by a hash of the
+identity, so that not every identity's count turns at once: django-ratelimit's windows). With
+``crc32``, an identity's windows start at the whole seconds s where s - 1 is crc32(identity)
+modulo the window (``Policy.origin``).
+
 A composite policy joins several with ``+``: ``fixed-window:limit=10,window=1 +
 fixed-window:limit=1000,window=3600`` admits a request only if every one of its limits has room.
 Its limits may be of any kinds, mixed.
@@ -15,6 +21,7 @@ Its limits may be of any kinds, mixed.
 from __future__ import annotations
 
 import math
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, fields
 
@@ -29,7 +36,9 @@ KINDS: dict[str, tuple[str, ...]] = {
 }
 _INTEGER_PARAMS = {"limit", "capacity"}
 # kind -> its options, each a word out of a few, the first the default (printed only when not)
-OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {"fixed-window": {"anchor": ("aligned", "first")}}
+OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {
+    "fixed-window": {"anchor": ("aligned", "first"), "phase": ("none", "crc32")}
+}
 FIRST_ANCHORED = "fixed-window:anchor=first"  # the promise of a window started by an admission
 COMPOSITE, JOIN = "composite", " + "  # several limits at once, and how a spec joins them
 
@@ -48,6 +57,7 @@ class Policy:
     capacity: int | None = None
     rate: float | None = None
     anchor: str = "aligned"  # fixed-window: "aligned" or "first"
+    phase: str = "none"  # fixed-window, aligned: "none" or "crc32" (each identity's own)
     limits: tuple[Policy, ...] = ()  # a composite's (kind COMPOSITE): each one must have room
 
     @property
@@ -101,6 +111,8 @@ class Policy:
         missing = [name for name in expected if name not in values]
         if missing:
             raise PolicyError(f"{kind} needs {', '.join(missing)} in {spec!r}")
+        if chosen.get("anchor") == "first" and chosen.get("phase", "none") != "none":
+            raise PolicyError(f"a phase shifts aligned windows only, not anchor=first: {spec!r}")
         return cls(kind=kind, **values, **chosen)  # type: ignore[arg-type]
 
     def __str__(self) -> str:
@@ -133,6 +145,13 @@ class Policy:
         """The parameters this policy's kind takes, by name (none for a composite)."""
         takes = KINDS.get(self.kind, ())
         return {f.name: getattr(self, f.name) for f in fields(self) if f.name in takes}
+
+    def origin(self, identity: str) -> float:
+        """Where ``identity``'s aligned windows start, past each multiple of the window: 0, or
+        with ``phase=crc32``, (crc32(identity) + 1) modulo the window, in seconds."""
+        if self.phase == "none" or self.window is None:
+            return 0.0
+        return (zlib.crc32(identity.encode()) + 1) % self.window
 
     def longest_need(self) -> float:
         """The longest a limiter ever needs to keep an identity's state, in seconds: what a

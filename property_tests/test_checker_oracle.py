@@ -119,6 +119,12 @@ def first_anchored(policy: Policy) -> bool:
     return FIRST_ANCHORED in (limit.promise for limit in policy.limits or (policy,))
 
 
+def origin_of(policy: Policy, placed: Sequence[tuple[Operation, float]]) -> float:
+    """Where the identity's aligned windows start (``phase``); the oracle judges one key at a
+    time, so any placed operation's key is the identity's."""
+    return policy.origin(placed[0][0].key) if placed else 0.0
+
+
 def keeps(policy: Policy, placed: Sequence[tuple[Operation, float]]) -> bool:
     """Whether admissions at these instants keep ``policy``'s promise (each of its limits)."""
     return all(keeps_one(limit, placed) for limit in policy.limits or (policy,))
@@ -134,8 +140,10 @@ def keeps_one(policy: Policy, placed: Sequence[tuple[Operation, float]]) -> bool
     if policy.kind in ("fixed-window", "sliding-counter"):  # the counter's aligned windows
         # one convention at every edge: all of them shifted alike, by up to EDGE either way
         limit, window = window_params(policy)
+        origin = origin_of(policy, placed)
         return any(
-            max(Counter(math.floor((x - shift) / window) for x in xs).values(), default=0) <= limit
+            max(Counter(math.floor((x - origin - shift) / window) for x in xs).values(), default=0)
+            <= limit
             for shift in (-EDGE, 0.0, EDGE)
         )
     if policy.kind == "sliding-window":  # any half-open [x, x + window - EDGE)
@@ -187,8 +195,9 @@ def exhausted_one(
     if policy.kind == "sliding-window":  # the window before t, and EDGE more
         return sum(x >= t - window - EDGE for x in xs) + more >= limit
     if policy.kind == "fixed-window":  # any window t is in or within EDGE of
-        edges = {math.floor((t - EDGE) / window), math.floor((t + EDGE) / window)}
-        return any(sum(k * window - EDGE <= x for x in xs) + more >= limit for k in edges)
+        origin = origin_of(policy, placed)
+        edges = {math.floor((t - origin + sign * EDGE) / window) for sign in (-1, 1)}
+        return any(sum(k * window + origin - EDGE <= x for x in xs) + more >= limit for k in edges)
     start = math.floor(t / window) * window
     current = sum(x >= start for x in xs)
     previous = sum(start - window <= x < start for x in xs)
@@ -384,6 +393,29 @@ def test_the_checkers_agree_with_the_oracle_on_composite_policies(
     policy: Policy, history: list[Operation]
 ) -> None:
     agree(policy, history, may_be_inconclusive=True)
+
+
+@settings(deadline=None)
+@given(
+    st.builds(
+        Policy,
+        st.just("fixed-window"),
+        limit=st.integers(1, 3),
+        window=st.sampled_from([3.0, 4.0]),  # identities a and b start theirs 1 s or 2 s apart
+        phase=st.just("crc32"),
+    ),
+    histories(),
+)
+# a's windows of 3 s start at 1 s: 0.5 and 1.5 are in two windows, and 1.5 has room
+@example(Policy("fixed-window", limit=1, window=3, phase="crc32"), [point(0.5), point(1.5)])
+@example(
+    Policy("fixed-window", limit=1, window=3, phase="crc32"),
+    [point(0.5), point(1.5, Outcome.REJECTED)],
+)
+def test_the_checkers_agree_with_the_oracle_on_each_identitys_own_windows(
+    policy: Policy, history: list[Operation]
+) -> None:
+    agree(policy, history, may_be_inconclusive=False)
 
 
 def agree(policy: Policy, history: list[Operation], *, may_be_inconclusive: bool) -> None:

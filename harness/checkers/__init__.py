@@ -9,7 +9,7 @@ over-admission (but for windows started by admissions, where one may be counted 
 of a window's edge is a convention, not a flaw (``edges``).
 
 Parts are chosen by a policy's promise (``Policy.promise``): its kind, and ``anchor=first`` for a
-fixed window started by admissions.
+fixed window started by admissions, ``phase=crc32`` for aligned windows each identity shifts.
 """
 
 from __future__ import annotations
@@ -41,7 +41,8 @@ from ratelimit_harness.limiters.policy import FIRST_ANCHORED, Policy, PolicyErro
 
 __all__ = ["PARTS", "Part", "Verdict", "Violation", "Witness", "check"]
 
-WINDOWS, BUCKETS = ("fixed-window", "sliding-counter"), ("token-bucket", "gcra")
+ALIGNED = ("fixed-window", "fixed-window:phase=crc32")  # each identity's own windows, or not
+WINDOWS, BUCKETS = (*ALIGNED, "sliding-counter"), ("token-bucket", "gcra")
 OVER, WRONG = "over-admission", "wrongful-rejection"
 
 # every kind of violation, in the order a verdict lists them
@@ -51,7 +52,7 @@ PARTS: tuple[Part, ...] = (
     Part(OVER, ["sliding-window"], each_key(sliding_window.over_admissions)),
     Part(OVER, BUCKETS, each_key(token_bucket.over_admissions)),
     Part(OVER, ["leaky-bucket"], each_key(leaky_bucket.over_admissions)),
-    Part(WRONG, ["fixed-window"], each_key(fixed_window.wrongful_rejections)),
+    Part(WRONG, ALIGNED, each_key(fixed_window.wrongful_rejections)),
     Part(WRONG, [FIRST_ANCHORED], each_key(first_window.wrongful_rejections)),
     Part(WRONG, ["sliding-window"], each_key(sliding_window.wrongful_rejections)),
     Part(WRONG, ["sliding-counter"], each_key(sliding_counter.wrongful_rejections)),

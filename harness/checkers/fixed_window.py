@@ -10,6 +10,10 @@ valid (under the shift that needs fewest), and each comes with a Hall witness (a
 that must hold more admissions than it has room for). Only the shifts where an admission's end
 crosses an edge matter; with more than ``MAX_SHIFTS`` of them the history is given the benefit
 of the doubt.
+
+With ``phase=crc32`` each identity's windows start ``Policy.origin(identity)`` past each multiple
+of the window: every instant is judged as that much earlier, and every window said that much
+later.
 """
 
 from __future__ import annotations
@@ -48,29 +52,36 @@ def over_admissions(line: Timeline, policy: Policy) -> Findings:
     of any edge it comes within ``EDGE`` of (``windows_touched``, a superset of every shift) is
     invalid; in between, the shifts where an admission's end crosses an edge are tried."""
     limit, window = window_params(policy)
+    origin = policy.origin(line.key)
     columns, admitted = line.columns, line.admitted_at
-    starts, ends = columns.invoke[admitted], columns.end[admitted]
+    starts, ends = columns.invoke[admitted] - origin, columns.end[admitted] - origin
     if _matched_quickly(starts, ends, limit, window):
         return Findings()
     if not _matched_quickly(starts - EDGE, ends + EDGE, limit, window):
-        either_side = functools.partial(windows_touched, window=window)
-        return Findings(_unmatched(line, limit, window, either_side, ANY_SIDE))
+        either_side = _shifted(window, origin, touched=True)
+        return Findings(_unmatched(line, (limit, window, origin), either_side, ANY_SIDE))
     shifts = _shifts(np.concatenate((starts, ends)), window)
     if len(shifts) > MAX_SHIFTS or any(
         _matched_quickly(starts - shift, ends - shift, limit, window) for shift in shifts
     ):
         return Findings()  # too many to try: the benefit of the doubt
     found = [
-        _unmatched(line, limit, window, _shifted(window, shift), EVERY_SHIFT) for shift in shifts
+        _unmatched(line, (limit, window, origin), _shifted(window, origin + shift), EVERY_SHIFT)
+        for shift in shifts
     ]
     return Findings(min(found, key=lambda witnesses: sum(w.excess for w in witnesses)))
 
 
-def _shifted(window: float, shift: float) -> Number:
-    def number(first: float, last: float) -> tuple[int, int]:
-        return math.floor((first - shift) / window), math.floor((last - shift) / window)
+def _shifted(window: float, shift: float, *, touched: bool = False) -> Number:
+    """Windows numbered with every edge ``shift`` later; ``touched``: each window an interval
+    comes within ``EDGE`` of (``windows_touched``)."""
+    if touched:
+        return lambda first, last: windows_touched(first - shift, last - shift, window)
+    return functools.partial(_numbered, window=window, shift=shift)
 
-    return number
+
+def _numbered(first: float, last: float, *, window: float, shift: float) -> tuple[int, int]:
+    return math.floor((first - shift) / window), math.floor((last - shift) / window)
 
 
 def _shifts(instants: Instants, window: float) -> list[float]:
@@ -83,10 +94,12 @@ def _shifts(instants: Instants, window: float) -> list[float]:
 
 
 def _unmatched(
-    line: Timeline, limit: int, window: float, number: Number, edges: str
+    line: Timeline, windows: tuple[int, float, float], number: Number, edges: str
 ) -> list[Witness]:
     """The admissions earliest-deadline-first cannot give a window, each windows numbered by
-    ``number``, with Hall witnesses (``edges`` says how the edges were allowed to move)."""
+    ``number``, with Hall witnesses (``edges`` says how the edges were allowed to move).
+    ``windows``: the limit, the window and the identity's origin."""
+    limit = windows[0]
     spans = sorted((*number(op.invoke, end(op)), index) for index, op in enumerate(line.admitted))
     dropped: list[int] = []
     pending: list[tuple[int, int]] = []  # (last window, index)
@@ -103,7 +116,7 @@ def _unmatched(
         for _ in range(min(limit, len(pending))):
             heapq.heappop(pending)
         current += 1
-    return _witnesses(line, spans, dropped, limit=limit, window=window, number=number, edges=edges)
+    return _witnesses(line, spans, dropped, windows, number=number, edges=edges)
 
 
 def _matched_quickly(starts: Instants, ends: Instants, limit: int, window: float) -> bool:
@@ -139,14 +152,15 @@ def _witnesses(
     line: Timeline,
     spans: list[tuple[int, int, int]],
     dropped: list[int],
+    windows: tuple[int, float, float],
     *,
-    limit: int,
-    window: float,
     number: Number,
     edges: str,
 ) -> list[Witness]:
     """For each dropped admission, the shortest run of windows ending at its last window that
-    holds more admissions (whose intervals lie wholly inside it) than limit per window allows."""
+    holds more admissions (whose intervals lie wholly inside it) than limit per window allows
+    (``windows``: the limit, the window and the identity's origin)."""
+    limit = windows[0]
     by_span: dict[tuple[int, int], Witness] = {}
     firsts = [first for first, _, _ in spans]
     for index in dropped:
@@ -164,9 +178,7 @@ def _witnesses(
             start -= 1
         found = by_span.get((start, last))
         if found is None:
-            by_span[(start, last)] = _witness(
-                line.key, inside, (start, last), limit=limit, window=window, edges=edges
-            )
+            by_span[(start, last)] = _witness(line.key, inside, (start, last), windows, edges)
         else:
             by_span[(start, last)] = Witness(
                 found.key, found.span, found.operations, found.detail, found.excess + 1
@@ -183,21 +195,21 @@ def _witness(
     key: str,
     inside: list[Operation],
     run: tuple[int, int],
-    *,
-    limit: int,
-    window: float,
+    windows: tuple[int, float, float],
     edges: str,
 ) -> Witness:
+    limit, window, origin = windows
     start, last = run
-    windows = last - start + 1
-    room = limit * windows
-    where = f"window [{start * window:.3f}, {(last + 1) * window:.3f})"
-    if windows > 1:
-        where = f"{windows} windows [{start * window:.3f}, {(last + 1) * window:.3f})"
+    count = last - start + 1
+    span = (start * window + origin, (last + 1) * window + origin)
+    where = f"window [{span[0]:.3f}, {span[1]:.3f})"
+    if count > 1:
+        where = f"{count} windows [{span[0]:.3f}, {span[1]:.3f})"
+    room = limit * count
     detail = (
         f"{len(inside)} admissions can only fall in {where}, which has room for {room} ({edges})"
     )
-    return Witness(key, (start * window, (last + 1) * window), inside, detail)
+    return Witness(key, span, inside, detail)
 
 
 def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
@@ -207,19 +219,20 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     window k holds, up to an instant t, those that can fall in [k*w - EDGE, t], for t up to
     (k+1)*w + EDGE."""
     limit, window = window_params(policy)
+    origin = policy.origin(line.key)
     placeable = Placeable(line)
 
     def most_used(op: Operation) -> float:
         last = decided_by(op)
         most = 0
-        for k in range(*_widened(windows_touched(op.invoke, last, window))):
-            until = min(last, (k + 1) * window + EDGE)
-            most = max(most, placeable.within(k * window - EDGE, until))
+        for k in range(*_widened(windows_touched(op.invoke - origin, last - origin, window))):
+            until = min(last, (k + 1) * window + origin + EDGE)
+            most = max(most, placeable.within(k * window + origin - EDGE, until))
         return most
 
     # most_used at the window of its invoke, for every rejection at once
     first, last = instants(line)
-    k = np.floor(first / window)
-    until = np.minimum(last, (k + 1) * window + EDGE)
-    at_least = placeable.within_each(k * window - EDGE, until)
+    k = np.floor((first - origin) / window)
+    until = np.minimum(last, (k + 1) * window + origin + EDGE)
+    at_least = placeable.within_each(k * window + origin - EDGE, until)
     return wrongful(line, most_used, limit, "admissions in its window", at_least=at_least)

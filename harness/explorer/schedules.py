@@ -55,11 +55,15 @@ class Space:
         """Seconds from ``now`` to the next window boundary. A window started by an admission
         (``anchor=first``) ends a window after it: the boundary is a window from now, which a
         window started now, or a hair ago and a hair less, ends at. A composite's next is
-        the nearest of its limits'."""
+        the nearest of its limits'; windows each identity shifts (``phase``), the nearest of
+        the identities' a schedule draws by default."""
         if policy.limits:
             return min(Space.edge(limit, now) for limit in policy.limits)
         w = Space.period(policy)
-        return w if policy.anchor == "first" else (math.floor(now / w + 1e-9) + 1) * w - now
+        if policy.anchor == "first":
+            return w
+        origins = {policy.origin(identity) for identity in Space.identities}
+        return min((math.floor((now - o) / w + 1e-9) + 1) * w + o - now for o in origins)
 
     def advances(self, policy: Policy, now: float) -> list[float]:
         """A hair; to just before, at and just after the next window boundary (the instants

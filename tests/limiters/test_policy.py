@@ -44,6 +44,9 @@ def test_an_anchor_prints_only_when_it_is_not_the_default_and_names_keys_apart()
     assert first.exact_params() != aligned.exact_params()
     assert (first.promise, aligned.promise) == ("fixed-window:anchor=first", "fixed-window")
     assert first.params() == aligned.params() == {"limit": 5, "window": 2.0}
+    phased = Policy.parse("fixed-window:limit=5,window=2,phase=crc32")
+    assert (phased.promise, Policy.parse(str(phased))) == ("fixed-window:phase=crc32", phased)
+    assert phased.exact_params() != aligned.exact_params()
 
 
 def test_a_composite_joins_limits_of_any_kinds() -> None:
@@ -70,7 +73,7 @@ def test_a_composite_joins_limits_of_any_kinds() -> None:
         ("fixed-window:limit=5", "fixed-window needs window"),
         (
             "fixed-window:limit=5,window=2,rate=3",
-            "fixed-window takes limit, window, anchor; got 'rate'",
+            "fixed-window takes limit, window, anchor, phase; got 'rate'",
         ),
         (
             "fixed-window:limit=5,window=2,anchor=last",
@@ -86,6 +89,11 @@ def test_a_composite_joins_limits_of_any_kinds() -> None:
         ("token-bucket:capacity=5,rate=-1", "rate must be positive and finite, got '-1'"),
         ("token-bucket:capacity=5,rate=inf", "rate must be positive and finite, got 'inf'"),
         ("token-bucket:capacity=5,rate=nan", "rate must be positive and finite, got 'nan'"),
+        (
+            "fixed-window:limit=5,window=2,anchor=first,phase=crc32",
+            "a phase shifts aligned windows only, not anchor=first",
+        ),
+        ("fixed-window:limit=5,window=2,phase=md5", "phase must be none or crc32, got 'md5'"),
         ("fixed-window:limit=5,window=2 +", "expected a policy on each side of '+'"),
         (" + gcra:capacity=1,rate=1", "expected a policy on each side of '+'"),
         ("fixed-window:limit=5,window=2 + gcra:rate=1", "gcra needs capacity in 'gcra:rate=1'"),

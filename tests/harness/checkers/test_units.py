@@ -81,3 +81,18 @@ def test_a_key_kept_ten_times_longer_than_the_policy_needs_is_excess() -> None:
 def test_without_a_snapshot_no_key_is_judged() -> None:
     assert "excess-ttl" not in check([op(0.1)], WINDOW).checked
     assert "excess-ttl" in check([op(0.1)], WINDOW, {}).checked
+
+
+def test_each_identitys_windows_start_at_its_own_phase() -> None:
+    policy = Policy.parse("fixed-window:limit=1,window=10,phase=crc32")
+    assert policy.origin("user:1") == 3.0  # crc32("user:1") + 1 is 3 modulo 10
+    # 2.5 and 3.5 fall in two of user:1's windows, [-7, 3) and [3, 13): both may be admitted
+    assert check([op(2.5, key="user:1"), op(3.5, key="user:1")], policy).valid
+    aligned = Policy.parse("fixed-window:limit=1,window=10")
+    assert not check([op(2.5, key="user:1"), op(3.5, key="user:1")], aligned).valid
+    # and 3.5 has room in the window its own phase gives it
+    refused = [op(2.5, key="user:1"), op(3.5, outcome="rejected", key="user:1")]
+    assert check(refused, policy).kinds == {"wrongful-rejection"}
+    # a witness names the window as the identity's phase sets it
+    verdict = check([op(3.5, key="user:1"), op(4.5, key="user:1")], policy)
+    assert verdict.of_kind("over-admission")[0].witnesses[0].span == (3.0, 13.0)
