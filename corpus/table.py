@@ -436,6 +436,41 @@ NPM_ROWS = (
         runtime="node",
     ),
     Row(
+        name="rate-limiter-flexible 11.4.0 consume(key, points)",
+        pins=("rate-limiter-flexible@11.4.0", IOREDIS),
+        in_corpus_extra=False,
+        wrapper="exec:node corpus/npm/rate-limiter-flexible-points.js",
+        raced_api="RateLimiterRedis.consume(key, points)",
+        policy="fixed-window:limit=2,window=10,anchor=first",
+        nemesis=NEMESIS_ALL,
+        claims="consume resolves if points are left, rejects if not; refused points stay consumed",
+        expected=_needs(wrongful_rejection=""),
+        reason=(
+            "lib/RateLimiterRedis.js: its Lua script INCRBYs the points before the limit is "
+            "compared, and a refusal keeps them: held to a promise that counts admissions, a "
+            "request of 2 refused with 1 point left leaves none for the next request of 1"
+        ),
+        runtime="node",
+        costs=(1, 2),
+    ),
+    Row(
+        name="rate-limiter-flexible 11.4.0 consume(key, points), attempts",
+        pins=("rate-limiter-flexible@11.4.0", IOREDIS),
+        in_corpus_extra=False,
+        wrapper="exec:node corpus/npm/rate-limiter-flexible-points.js",
+        raced_api="RateLimiterRedis.consume(key, points)",
+        policy="fixed-window:limit=2,window=10,anchor=first,count=attempts",
+        nemesis=NEMESIS_ALL,
+        claims="consume resolves if points are left, rejects if not; refused points stay consumed",
+        expected=CLEAN,
+        reason=(
+            "the row above, held to the promise it documents (consumedPoints grows with every "
+            "consume): every attempt's points counted, it refuses only once they pass the limit"
+        ),
+        runtime="node",
+        costs=(1, 2),
+    ),
+    Row(
         name="@fastify/rate-limit 8.0.3 RedisStore",
         pins=("@fastify/rate-limit@8.0.3", *FASTIFY_8_0, IOREDIS),
         in_corpus_extra=False,

@@ -13,6 +13,10 @@ identity, so that not every identity's count turns at once: django-ratelimit's w
 ``crc32``, an identity's windows start at the whole seconds s where s - 1 is crc32(identity)
 modulo the window (``Policy.origin``).
 
+A fixed window and a sliding window also take ``count``: ``admissions`` (the default: a refused
+request is not counted) or ``attempts`` (every request is counted, refused or not, as a limiter
+that counts before it decides does: it refuses once its window holds ``limit`` attempts).
+
 A composite policy joins several with ``+``: ``fixed-window:limit=10,window=1 +
 fixed-window:limit=1000,window=3600`` admits a request only if every one of its limits has room.
 Its limits may be of any kinds, mixed.
@@ -36,9 +40,12 @@ KINDS: dict[str, tuple[str, ...]] = {
 }
 _INTEGER_PARAMS = {"limit", "capacity"}
 # kind -> its options, each a word out of a few, the first the default (printed only when not)
+COUNTS = ("admissions", "attempts")  # what a window counts: see the module's text
 OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {
-    "fixed-window": {"anchor": ("aligned", "first"), "phase": ("none", "crc32")}
+    "fixed-window": {"anchor": ("aligned", "first"), "phase": ("none", "crc32"), "count": COUNTS},
+    "sliding-window": {"count": COUNTS},
 }
+JUDGED_ALIKE = ("count",)  # options a checker reads itself, left out of a promise
 FIRST_ANCHORED = "fixed-window:anchor=first"  # the promise of a window started by an admission
 COMPOSITE, JOIN = "composite", " + "  # several limits at once, and how a spec joins them
 
@@ -58,6 +65,7 @@ class Policy:
     rate: float | None = None
     anchor: str = "aligned"  # fixed-window: "aligned" or "first"
     phase: str = "none"  # fixed-window, aligned: "none" or "crc32" (each identity's own)
+    count: str = "admissions"  # fixed-window, sliding-window: "admissions" or "attempts"
     limits: tuple[Policy, ...] = ()  # a composite's (kind COMPOSITE): each one must have room
 
     @property
@@ -66,7 +74,7 @@ class Policy:
         not their default (``fixed-window:anchor=first``); a composite's, joined by `` + ``."""
         if self.limits:
             return JOIN.join(limit.promise for limit in self.limits)
-        options = self._options()
+        options = self._options(leaving_out=JUDGED_ALIKE)
         return f"{self.kind}:{options}" if options else self.kind
 
     @classmethod
@@ -132,13 +140,13 @@ class Policy:
         numbers = [f"{name}={form(getattr(self, name))}" for name in KINDS[self.kind]]
         return ",".join(filter(None, [*numbers, self._options()]))
 
-    def _options(self) -> str:
+    def _options(self, leaving_out: tuple[str, ...] = ()) -> str:
         """``name=word,...`` for the options not at their default ('' when all are)."""
         options = OPTIONS.get(self.kind, {})
         return ",".join(
             f"{name}={getattr(self, name)}"
             for name, words in options.items()
-            if getattr(self, name) != words[0]
+            if getattr(self, name) != words[0] and name not in leaving_out
         )
 
     def params(self) -> dict[str, float | int]:

@@ -112,8 +112,16 @@ def _budget_findings(
 ) -> dict[str, Findings]:
     """Over-admission and wrongful rejection, each limit's parts run on the history's units."""
     units = Evidence(as_units(history), {}) if weighted(history) else Evidence(history, {})
+    attempts = Evidence(as_units(history, attempts=True), {}) if weighted(history) else units
     each = [
-        {part.kind: _named(part.find(units, limit), limit, len(limits) > 1) for part in parts}
+        {
+            part.kind: _named(
+                part.find(attempts if limit.count == "attempts" else units, limit),
+                limit,
+                len(limits) > 1,
+            )
+            for part in parts
+        }
         for limit, parts in zip(limits, budget, strict=True)
     ]
     found: dict[str, Findings] = {}

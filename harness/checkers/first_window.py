@@ -86,8 +86,8 @@ def over_admissions(line: Timeline, policy: Policy) -> Findings:
 
 def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     found = sliding_window.wrongful_rejections(line, policy)
-    if not line.rejected_at.size:
-        return found
+    if not line.rejected_at.size or line.attempts:
+        return found  # where attempts count, only the sliding window's bound is applied
     limit, window = window_params(policy)
     rule = FirstWindows(limit, window)
     accused = {id(witness.operations[0]) for witness in found}

@@ -38,6 +38,11 @@ class Evidence:
         """The history by key, in the order keys first appear (split once, for every part)."""
         return list(by_key(self.columns))
 
+    @cached_property
+    def attempt_timelines(self) -> list[Timeline]:
+        """``timelines`` for a policy that counts attempts (``Timeline``)."""
+        return list(by_key(self.columns, attempts=True))
+
 
 Find = Callable[[Evidence, Policy], Findings]
 
@@ -57,7 +62,8 @@ def each_key(check: Callable[[Timeline, Policy], Findings | list[Witness]]) -> F
 
     def find(evidence: Evidence, policy: Policy) -> Findings:
         findings = Findings()
-        for line in evidence.timelines:
+        lines = evidence.attempt_timelines if policy.count == "attempts" else evidence.timelines
+        for line in lines:
             found = check(line, policy)
             if isinstance(found, Findings):
                 findings.violations += found.violations

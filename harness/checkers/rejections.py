@@ -11,6 +11,7 @@ import numpy.typing as npt
 
 from ratelimit_harness.harness.checkers.counting import Instants
 from ratelimit_harness.harness.checkers.timeline import Timeline, decided_by
+from ratelimit_harness.harness.checkers.units import distinct
 from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.harness.history.verdict import Witness
 
@@ -35,22 +36,29 @@ def wrongful(
     is short of ``budget``; with ``whole`` (a bucket: one more admission takes a whole token),
     when at least one whole unit is left, so a bucket that refuses with one token left is
     caught. A rejection of a request that costs n (``Operation.cost``) is wrongful when n
-    more fit: n - 1 more than that, or n whole units.
+    more fit: n - 1 more than that, or n whole units. Where attempts count (``Timeline``),
+    ``most_used`` counted the rejection itself too: it is wrongful when n fit with it.
 
     ``at_least``, one per rejection, is a bound ``most_used`` never falls below (its value at one
     of the instants it tries, computed for all rejections at once): a rejection whose bound
     already leaves no room is not wrongful, and ``most_used`` is spared."""
 
+    itself = line.attempts  # most_used counted the rejection's own cost
+
     def room_left(used: Any, cost: Any) -> Any:
+        used = used - cost if itself else used
         return used <= budget - cost if whole else used + (cost - 1) < budget
 
     suspects = line.rejected_at
     if at_least is not None:
         suspects = suspects[room_left(at_least, line.columns.cost[suspects])]
     found = []
-    for op in line.columns.picked(suspects):
+    for op in distinct(line.columns.picked(suspects)):  # a rejection's units, where they count
         if room_left(used := most_used(op), op.cost):
+            used = used - op.cost if itself else used
             detail = f"rejected with at most {used:.3g} of {budget:.3g} {unit} used"
+            if itself:
+                detail = f"rejected with at most {used:.3g} of {budget:.3g} {unit} before it"
             if op.cost != 1:
                 detail += f"; it asked for {op.cost}"
             found.append(Witness(line.key, (op.invoke, decided_by(op)), [op], detail))

@@ -17,10 +17,16 @@ class Timeline:
     """One key's operations. ``admitted`` are the allowed ones (they completed, so each has a
     closed interval); ``maybe`` adds the unknown ones, whose interval may be open-ended. Each
     list is also given as the indexes of its operations in the history's ``columns``, for the
-    checks that scan them all at once; the lists themselves are built only when asked for."""
+    checks that scan them all at once; the lists themselves are built only when asked for.
 
-    def __init__(self, key: str, columns: Columns, indexes: Indexes) -> None:
+    Under a policy that counts attempts (``count=attempts``), ``maybe`` holds the rejected ones
+    too: each may have been counted before a rejection (and counts itself: ``wrongful``)."""
+
+    def __init__(
+        self, key: str, columns: Columns, indexes: Indexes, *, attempts: bool = False
+    ) -> None:
         self.key = key
+        self.attempts = attempts
         self.columns = columns
         outcomes = columns.outcome[indexes]
         self.admitted_at = indexes[outcomes == ALLOWED]
@@ -41,16 +47,17 @@ class Timeline:
 
     @property
     def maybe(self) -> list[Operation]:
-        return self.admitted + self.unknown
+        return self.admitted + self.unknown + (self.rejected if self.attempts else [])
 
     @property
     def maybe_at(self) -> Indexes:
-        return np.concatenate((self.admitted_at, self.unknown_at))
+        counted = (self.admitted_at, self.unknown_at)
+        return np.concatenate((*counted, self.rejected_at) if self.attempts else counted)
 
 
-def by_key(columns: Columns) -> Iterator[Timeline]:
-    """Each key's timeline, in the order keys first appear."""
-    return (Timeline(key, columns, indexes) for key, indexes in columns.by_key())
+def by_key(columns: Columns, *, attempts: bool = False) -> Iterator[Timeline]:
+    """Each key's timeline, in the order keys first appear (``attempts``: see ``Timeline``)."""
+    return (Timeline(key, columns, indexes, attempts=attempts) for key, indexes in columns.by_key())
 
 
 def end(op: Operation) -> float:

@@ -27,11 +27,13 @@ def weighted(history: Sequence[Operation]) -> bool:
     return any(op.cost != 1 for op in history)
 
 
-def as_units(history: Sequence[Operation]) -> list[Operation]:
-    """``history`` with each admitted or unknown request repeated once per unit of its cost."""
+def as_units(history: Sequence[Operation], *, attempts: bool = False) -> list[Operation]:
+    """``history`` with each admitted or unknown request repeated once per unit of its cost
+    (``attempts``: each rejected one too, as a policy that counts attempts counts it)."""
+    counted = (*COUNTED, Outcome.REJECTED) if attempts else COUNTED
     units: list[Operation] = []
     for op in history:
-        if op.cost != 1 and op.outcome in COUNTED:
+        if op.cost != 1 and op.outcome in counted:
             units += [op] * op.cost
         else:
             units.append(op)

@@ -1,7 +1,9 @@
 'use strict'
 // A policy spec as limiters/policy.py writes it: `kind:name=value,...`, for example
 // `fixed-window:limit=5,window=2` or `token-bucket:capacity=5,rate=2.5`; windows in seconds,
-// rates per second. A fixed window may add `anchor=aligned` (the default) or `anchor=first`.
+// rates per second. A fixed window may add `anchor=aligned` (the default) or `anchor=first`; a
+// fixed or sliding window `count=admissions` (the default) or `count=attempts`, which changes
+// what a verdict counts, not the promise a program enforces.
 //
 // parse(spec) -> { kind, limit, window, capacity, rate, anchor, promise, params }
 //   promise  the kind, with its anchor when not the default (`fixed-window:anchor=first`)
@@ -18,6 +20,7 @@ const KINDS = {
 }
 const INTEGERS = new Set(['limit', 'capacity'])
 const ANCHORS = ['aligned', 'first']
+const COUNTS = ['admissions', 'attempts']
 
 class PolicyError extends Error {}
 
@@ -25,12 +28,14 @@ function parse(spec) {
   const [kind, ...rest] = String(spec).trim().split(':')
   const names = KINDS[kind]
   if (!names) throw new PolicyError(`unknown policy kind ${JSON.stringify(kind)} in ${JSON.stringify(spec)}`)
-  const policy = { kind, anchor: ANCHORS[0] }
+  const policy = { kind, anchor: ANCHORS[0], count: COUNTS[0] }
   for (const item of rest.join(':').split(',').filter((text) => text.trim())) {
     const [name, text] = item.split('=').map((part) => part.trim())
     if (text === undefined) throw new PolicyError(`expected name=value, got ${JSON.stringify(item.trim())} in ${JSON.stringify(spec)}`)
     if (kind === 'fixed-window' && name === 'anchor' && ANCHORS.includes(text)) {
       policy.anchor = text
+    } else if (kind.endsWith('-window') && kind !== 'sliding-counter' && name === 'count' && COUNTS.includes(text)) {
+      policy.count = text
     } else if (names.includes(name) && !(name in policy)) {
       policy[name] = number(name, text, spec)
     } else {
@@ -41,7 +46,8 @@ function parse(spec) {
   if (missing.length) throw new PolicyError(`${kind} needs ${missing.join(', ')} in ${JSON.stringify(spec)}`)
   const anchored = policy.anchor === ANCHORS[0] ? [] : [`anchor=${policy.anchor}`]
   policy.promise = [kind, ...anchored].join(':')
-  policy.params = [...names.map((name) => `${name}=${policy[name]}`), ...anchored].join(',')
+  const counted = policy.count === COUNTS[0] ? [] : [`count=${policy.count}`]
+  policy.params = [...names.map((name) => `${name}=${policy[name]}`), ...anchored, ...counted].join(',')
   return policy
 }
 

@@ -5,7 +5,8 @@
 //   REDIS_URL           the Redis to use (the race explorer gives each instance its own proxy)
 //   RATELIMIT_POLICY    the policy spec, as lib/policy.js reads it
 //   RATELIMIT_INSTANCE  this instance's number, 0..K-1 (it names the instance on stderr)
-// Protocol: one identity per line on stdin; one answer per line on stdout, in order: `allowed`
+// Protocol: one request per line on stdin, an identity (`identity cost` for a request that costs
+// more than 1); one answer per line on stdout, in order: `allowed`
 // or `rejected` when the limiter tells nothing more, else a JSON object with `allowed` and what
 // else it tells (`remaining`, `limit`, `reset_at`, `retry_after`, `now`). A check that throws
 // (an error reply, a lost connection) answers `{"error": message}`, which is no decision, and
@@ -29,7 +30,7 @@ const FIELDS = ['allowed', 'remaining', 'limit', 'reset_at', 'retry_after', 'now
 //   key(identity, ...parts)  `ratelimit:{identity}:program.js:params[:part...]`: the braces are
 //                            a Cluster hash tag (an identity's keys share a slot), the program
 //                            and the policy's parameters keep limiters and policies apart
-//   answer(check)            answers stdin's identities with `await check(identity)`, a decision
+//   answer(check)            answers stdin's requests with `await check(identity[, cost])`, a decision
 //                            `{ allowed, remaining?, ... }`, one at a time, until EOF
 function start({ promises, wholeWindow = false, Redis = require('ioredis'), options = {} }) {
   const program = path.basename(require.main.filename)
@@ -69,15 +70,22 @@ function refuse(name, why) {
 
 async function answerLines(name, redis, check) {
   const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity })
-  for await (const identity of lines) {
-    process.stdout.write(`${await answerOne(name, check, identity)}\n`)
+  for await (const line of lines) {
+    process.stdout.write(`${await answerOne(name, check, ...request(line))}\n`)
   }
   redis.disconnect() // nothing is in flight: every check was awaited
 }
 
-async function answerOne(name, check, identity) {
+// A line's request: [identity], or [identity, cost] for `identity cost`, a request that costs
+// cost units of the budget (sent only when the cost is more than 1)
+function request(line) {
+  const weighted = /^(.+) ([0-9]+)$/.exec(line)
+  return weighted && Number(weighted[2]) > 1 ? [weighted[1], Number(weighted[2])] : [line]
+}
+
+async function answerOne(name, check, identity, cost) {
   try {
-    return encode(await check(identity))
+    return encode(await (cost === undefined ? check(identity) : check(identity, cost)))
   } catch (error) {
     process.stderr.write(`${name}: check(${identity}) failed: ${error.message}\n`)
     return JSON.stringify({ error: String(error.message) })

@@ -96,3 +96,20 @@ def test_each_identitys_windows_start_at_its_own_phase() -> None:
     # a witness names the window as the identity's phase sets it
     verdict = check([op(3.5, key="user:1"), op(4.5, key="user:1")], policy)
     assert verdict.of_kind("over-admission")[0].witnesses[0].span == (3.0, 13.0)
+
+
+def test_a_limiter_that_counts_attempts_is_not_accused_for_it() -> None:
+    refused_twice = [op(0.1), op(0.2, outcome="rejected"), op(0.3, outcome="rejected")]
+    admissions = Policy.parse("fixed-window:limit=2,window=1")
+    assert check(refused_twice, admissions).kinds == {"wrongful-rejection"}
+    attempts = Policy.parse("fixed-window:limit=2,window=1,count=attempts")
+    # the second attempt was refused wrongly (1 before it); the third had 2 before it
+    (witness,) = check(refused_twice, attempts).of_kind("wrongful-rejection")[0].witnesses
+    assert witness.operations[0].invoke == 0.2
+    assert "at most 1 of 2 admissions in its window before it" in witness.detail
+    # a refusal of 2 counts 2: the request after it has 3 attempts before it
+    weighted = [op(0.1), op(0.2, outcome="rejected", cost=2), op(0.3, outcome="rejected")]
+    assert check(weighted, attempts).valid
+    assert check(weighted, admissions).kinds == {"wrongful-rejection"}  # 1 of 2 was used
+    sliding = Policy.parse("sliding-window:limit=2,window=1,count=attempts")
+    assert check(refused_twice[:1] + refused_twice[2:], sliding).kinds == {"wrongful-rejection"}
