@@ -2,10 +2,7 @@
 -- first and refuses when that leaves the bucket short, keeping what is left, none. A request
 -- larger than the bucket holds so empties it, and the callers after it are refused wrongly.
 -- KEYS[1]  hash of the identity: tokens, ts = time of that count in microseconds
--- ARGV[1]  capacity
--- ARGV[2]  rate, tokens per second
--- ARGV[3]  now, microseconds since the epoch; empty to read the server's TIME
--- ARGV[4]  cost, tokens this request takes
+-- ARGV[1]  capacity; ARGV[2], rate; ARGV[3], now; ARGV[4], cost: as token_bucket.lua's
 -- returns  {allowed 0|1, remaining, reset_after_us, retry_after_us, now_us}
 local capacity = tonumber(ARGV[1])
 local rate = tonumber(ARGV[2]) / 1000000

@@ -73,13 +73,16 @@ def test_a_composite_joins_limits_of_any_kinds() -> None:
         ("fixed-window:limit=5", "fixed-window needs window"),
         (
             "fixed-window:limit=5,window=2,rate=3",
-            "fixed-window takes limit, window, anchor, phase; got 'rate'",
+            "fixed-window takes limit, window, anchor, phase, count; got 'rate'",
         ),
         (
             "fixed-window:limit=5,window=2,anchor=last",
             "anchor must be aligned or first, got 'last'",
         ),
-        ("sliding-window:limit=5,window=2,anchor=first", "sliding-window takes limit, window; got"),
+        (
+            "sliding-window:limit=5,window=2,anchor=first",
+            "sliding-window takes limit, window, count; got",
+        ),
         ("fixed-window:limit=5,limit=6,window=2", "limit given twice"),
         ("fixed-window:limit,window=2", "expected name=value, got 'limit'"),
         ("fixed-window:limit=five,window=2", "limit must be a whole number, got 'five'"),
