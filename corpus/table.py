@@ -471,6 +471,24 @@ NPM_ROWS = (
         costs=(1, 2),
     ),
     Row(
+        name="rate-limiter-flexible 11.4.0 blockDuration",
+        pins=("rate-limiter-flexible@11.4.0", IOREDIS),
+        in_corpus_extra=False,
+        wrapper="exec:node corpus/npm/rate-limiter-flexible-block.js",
+        raced_api="RateLimiterRedis({ blockDuration }).consume",
+        policy="fixed-window:limit=2,window=10,block=30,anchor=first",
+        nemesis=NEMESIS_ALL,
+        claims="once points run out, the key is blocked for blockDuration seconds",
+        expected=CLEAN,
+        reason=(
+            "lib/RateLimiterStoreAbstract.js _afterConsume: the consume that finds no point left "
+            "is refused, then _block sets the key to its points with blockDuration as its expiry, "
+            "in a second round trip. A stall between the two sets the block late; the judge "
+            "excuses it, since the refusal that starts a block may be placed as late as its answer"
+        ),
+        runtime="node",
+    ),
+    Row(
         name="@fastify/rate-limit 8.0.3 RedisStore",
         pins=("@fastify/rate-limit@8.0.3", *FASTIFY_8_0, IOREDIS),
         in_corpus_extra=False,

@@ -17,6 +17,10 @@ A fixed window and a sliding window also take ``count``: ``admissions`` (the def
 request is not counted) or ``attempts`` (every request is counted, refused or not, as a limiter
 that counts before it decides does: it refuses once its window holds ``limit`` attempts).
 
+A fixed window also takes ``block``, in seconds, a window at least: once a request is refused
+because the window is full, the identity is refused for ``block`` seconds from then, and then
+has a fresh budget (``blockDuration`` in rate-limiter-flexible and NestJS' throttler storages).
+
 A composite policy joins several with ``+``: ``fixed-window:limit=10,window=1 +
 fixed-window:limit=1000,window=3600`` admits a request only if every one of its limits has room.
 Its limits may be of any kinds, mixed.
@@ -39,6 +43,8 @@ KINDS: dict[str, tuple[str, ...]] = {
     "leaky-bucket": ("rate", "capacity"),
 }
 _INTEGER_PARAMS = {"limit", "capacity"}
+# kind -> the numbers it may take besides its own, printed after them when given
+OPTIONAL: dict[str, tuple[str, ...]] = {"fixed-window": ("block",)}
 # kind -> its options, each a word out of a few, the first the default (printed only when not)
 COUNTS = ("admissions", "attempts")  # what a window counts: see the module's text
 OPTIONS: dict[str, dict[str, tuple[str, ...]]] = {
@@ -66,6 +72,7 @@ class Policy:
     anchor: str = "aligned"  # fixed-window: "aligned" or "first"
     phase: str = "none"  # fixed-window, aligned: "none" or "crc32" (each identity's own)
     count: str = "admissions"  # fixed-window, sliding-window: "admissions" or "attempts"
+    block: float | None = None  # fixed-window: seconds an identity is refused once over
     limits: tuple[Policy, ...] = ()  # a composite's (kind COMPOSITE): each one must have room
 
     @property
@@ -100,15 +107,15 @@ class Policy:
             raise PolicyError(
                 f"unknown policy kind {kind!r} in {spec!r}; known: {', '.join(KINDS)}"
             )
-        expected, options = KINDS[kind], OPTIONS.get(kind, {})
+        expected, options, optional = KINDS[kind], OPTIONS.get(kind, {}), OPTIONAL.get(kind, ())
         values: dict[str, float | int] = {}
         chosen: dict[str, str] = {}
         for item in rest.split(",") if sep and rest.strip() else []:
             name, eq, text = (part.strip() for part in item.partition("="))
             if not eq:
                 raise PolicyError(f"expected name=value, got {item.strip()!r} in {spec!r}")
-            if name not in (*expected, *options):
-                takes = ", ".join((*expected, *options))
+            if name not in (*expected, *optional, *options):
+                takes = ", ".join((*expected, *optional, *options))
                 raise PolicyError(f"{kind} takes {takes}; got {name!r} in {spec!r}")
             if name in values or name in chosen:
                 raise PolicyError(f"{name} given twice in {spec!r}")
@@ -121,6 +128,8 @@ class Policy:
             raise PolicyError(f"{kind} needs {', '.join(missing)} in {spec!r}")
         if chosen.get("anchor") == "first" and chosen.get("phase", "none") != "none":
             raise PolicyError(f"a phase shifts aligned windows only, not anchor=first: {spec!r}")
+        if values.get("block", math.inf) < values.get("window", 0):
+            raise PolicyError(f"a block lasts a window at least, got {spec!r}")
         return cls(kind=kind, **values, **chosen)  # type: ignore[arg-type]
 
     def __str__(self) -> str:
@@ -137,7 +146,8 @@ class Policy:
         return self._joined(_exact)
 
     def _joined(self, form: Callable[[float | int | None], str]) -> str:
-        numbers = [f"{name}={form(getattr(self, name))}" for name in KINDS[self.kind]]
+        named = [*KINDS[self.kind], *(n for n in OPTIONAL.get(self.kind, ()) if getattr(self, n))]
+        numbers = [f"{name}={form(getattr(self, name))}" for name in named]
         return ",".join(filter(None, [*numbers, self._options()]))
 
     def _options(self, leaving_out: tuple[str, ...] = ()) -> str:
@@ -168,7 +178,7 @@ class Policy:
         if self.limits:
             return max(limit.longest_need() for limit in self.limits)
         if self.window is not None:
-            return self.window * (2 if self.kind == "sliding-counter" else 1)
+            return self.window * (2 if self.kind == "sliding-counter" else 1) + (self.block or 0)
         return (self.capacity or 1) / (self.rate or math.inf)
 
 

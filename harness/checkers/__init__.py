@@ -24,6 +24,7 @@ from ratelimit_harness.harness.checkers import (
     sliding_window,
     token_bucket,
 )
+from ratelimit_harness.harness.checkers.block import unblocked
 from ratelimit_harness.harness.checkers.metrics import describe
 from ratelimit_harness.harness.checkers.parts import Evidence, Part, each_key
 from ratelimit_harness.harness.checkers.placement import Findings
@@ -113,15 +114,15 @@ def _budget_findings(
     """Over-admission and wrongful rejection, each limit's parts run on the history's units."""
     units = Evidence(as_units(history), {}) if weighted(history) else Evidence(history, {})
     attempts = Evidence(as_units(history, attempts=True), {}) if weighted(history) else units
+
+    def judged(part: Part, limit: Policy) -> Findings:
+        found = part.find(attempts if limit.count == "attempts" else units, limit)
+        if part.kind == WRONG and limit.block:
+            found = unblocked(found, history, limit.block)
+        return _named(found, limit, len(limits) > 1)
+
     each = [
-        {
-            part.kind: _named(
-                part.find(attempts if limit.count == "attempts" else units, limit),
-                limit,
-                len(limits) > 1,
-            )
-            for part in parts
-        }
+        {part.kind: judged(part, limit) for part in parts}
         for limit, parts in zip(limits, budget, strict=True)
     ]
     found: dict[str, Findings] = {}

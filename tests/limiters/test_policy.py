@@ -49,6 +49,14 @@ def test_an_anchor_prints_only_when_it_is_not_the_default_and_names_keys_apart()
     assert phased.exact_params() != aligned.exact_params()
 
 
+def test_a_block_prints_after_the_numbers_and_names_keys_apart() -> None:
+    spec = "fixed-window:limit=5,window=2,block=30,anchor=first"
+    blocked = Policy.parse(spec)
+    assert (str(blocked), blocked.promise) == (spec, "fixed-window:anchor=first")
+    assert blocked.exact_params() != Policy.parse("fixed-window:limit=5,window=2").exact_params()
+    assert blocked.longest_need() == 32.0  # a window, then the block
+
+
 def test_a_composite_joins_limits_of_any_kinds() -> None:
     spec = "fixed-window:limit=10,window=1 + token-bucket:capacity=100,rate=10"
     policy = Policy.parse(spec)
@@ -73,7 +81,7 @@ def test_a_composite_joins_limits_of_any_kinds() -> None:
         ("fixed-window:limit=5", "fixed-window needs window"),
         (
             "fixed-window:limit=5,window=2,rate=3",
-            "fixed-window takes limit, window, anchor, phase, count; got 'rate'",
+            "fixed-window takes limit, window, block, anchor, phase, count; got 'rate'",
         ),
         (
             "fixed-window:limit=5,window=2,anchor=last",
@@ -97,6 +105,9 @@ def test_a_composite_joins_limits_of_any_kinds() -> None:
             "a phase shifts aligned windows only, not anchor=first",
         ),
         ("fixed-window:limit=5,window=2,phase=md5", "phase must be none or crc32, got 'md5'"),
+        ("fixed-window:limit=5,window=2,block=1", "a block lasts a window at least"),
+        ("fixed-window:limit=5,window=2,block=0", "block must be positive and finite, got '0'"),
+        ("sliding-window:limit=5,window=2,count=all", "count must be admissions or attempts"),
         ("fixed-window:limit=5,window=2 +", "expected a policy on each side of '+'"),
         (" + gcra:capacity=1,rate=1", "expected a policy on each side of '+'"),
         ("fixed-window:limit=5,window=2 + gcra:rate=1", "gcra needs capacity in 'gcra:rate=1'"),

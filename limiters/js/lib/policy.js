@@ -3,7 +3,8 @@
 // `fixed-window:limit=5,window=2` or `token-bucket:capacity=5,rate=2.5`; windows in seconds,
 // rates per second. A fixed window may add `anchor=aligned` (the default) or `anchor=first`; a
 // fixed or sliding window `count=admissions` (the default) or `count=attempts`, which changes
-// what a verdict counts, not the promise a program enforces.
+// what a verdict counts, not the promise a program enforces; a fixed window `block=B`, seconds an
+// identity is refused once over its limit.
 //
 // parse(spec) -> { kind, limit, window, capacity, rate, anchor, promise, params }
 //   promise  the kind, with its anchor when not the default (`fixed-window:anchor=first`)
@@ -34,6 +35,8 @@ function parse(spec) {
     if (text === undefined) throw new PolicyError(`expected name=value, got ${JSON.stringify(item.trim())} in ${JSON.stringify(spec)}`)
     if (kind === 'fixed-window' && name === 'anchor' && ANCHORS.includes(text)) {
       policy.anchor = text
+    } else if (kind === 'fixed-window' && name === 'block' && !('block' in policy)) {
+      policy.block = number(name, text, spec)
     } else if (kind.endsWith('-window') && kind !== 'sliding-counter' && name === 'count' && COUNTS.includes(text)) {
       policy.count = text
     } else if (names.includes(name) && !(name in policy)) {
@@ -47,7 +50,8 @@ function parse(spec) {
   const anchored = policy.anchor === ANCHORS[0] ? [] : [`anchor=${policy.anchor}`]
   policy.promise = [kind, ...anchored].join(':')
   const counted = policy.count === COUNTS[0] ? [] : [`count=${policy.count}`]
-  policy.params = [...names.map((name) => `${name}=${policy[name]}`), ...anchored, ...counted].join(',')
+  const blocked = 'block' in policy ? [`block=${policy.block}`] : []
+  policy.params = [...names.map((name) => `${name}=${policy[name]}`), ...blocked, ...anchored, ...counted].join(',')
   return policy
 }
 

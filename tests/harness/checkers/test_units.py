@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import math
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from ratelimit_harness.harness.checkers import check
 from ratelimit_harness.limiters.policy import Policy
 from tests.harness.checkers.factory import op
@@ -113,3 +118,41 @@ def test_a_limiter_that_counts_attempts_is_not_accused_for_it() -> None:
     assert check(weighted, admissions).kinds == {"wrongful-rejection"}  # 1 of 2 was used
     sliding = Policy.parse("sliding-window:limit=2,window=1,count=attempts")
     assert check(refused_twice[:1] + refused_twice[2:], sliding).kinds == {"wrongful-rejection"}
+
+
+def test_a_block_excuses_the_rejections_within_it_and_no_later_one() -> None:
+    blocked = Policy.parse("fixed-window:limit=1,window=10,anchor=first,block=60")
+    plain = Policy.parse("fixed-window:limit=1,window=10,anchor=first")
+    # the window from 0 is full at 1; refused from 1 on, for 60 s: 30 is in the block
+    history = [op(0.0), op(1.0, outcome="rejected"), op(30.0, outcome="rejected")]
+    assert check(history, plain).kinds == {"wrongful-rejection"}  # 30 had a fresh window
+    assert check(history, blocked).valid
+    # 62 is past the block of 1: a fresh budget, so refusing it is wrongful
+    late = [*history[:2], op(62.0, outcome="rejected")]
+    (witness,) = check(late, blocked).of_kind("wrongful-rejection")[0].witnesses
+    assert witness.operations[0].invoke == 62.0
+    # an unknown operation may have been the refusal that started a block
+    unknown = [op(0.0), op(1.0, 1.5, "unknown"), op(30.0, outcome="rejected")]
+    assert check(unknown, blocked).valid
+    assert check(unknown, plain).kinds == {"wrongful-rejection"}
+
+
+@settings(deadline=None)
+@given(st.lists(st.integers(0, 400), max_size=30))
+def test_a_correct_blocking_limiter_is_never_accused(quarters: list[int]) -> None:
+    """A model of the promise: windows of 10 s started by admissions, 2 each; the request that
+    finds its window full is refused and blocks the identity for 30 s, then a fresh window."""
+    started, held, blocked_until = -math.inf, 0, -math.inf
+    history = []
+    for t in sorted(q / 4 for q in quarters):
+        if t < blocked_until:
+            allowed = False
+        elif t >= started + 10:
+            started, held, allowed = t, 1, True
+        elif held < 2:
+            held, allowed = held + 1, True
+        else:
+            started, blocked_until, allowed = -math.inf, t + 30, False
+        history.append(op(t, outcome="allowed" if allowed else "rejected"))
+    policy = Policy.parse("fixed-window:limit=2,window=10,anchor=first,block=30")
+    assert check(history, policy).valid
