@@ -25,14 +25,18 @@ STARTERS = (Outcome.REJECTED, Outcome.UNKNOWN)  # what may have started a block
 
 def unblocked(found: Findings, history: Sequence[Operation], block: float) -> Findings:
     """``found``'s wrongful rejections less those a block may excuse."""
-    by_key: dict[str, _Starters] = {}
-    kept = []
-    for witness in found.violations:
-        starters = by_key.get(witness.key)
-        if starters is None:
-            starters = by_key[witness.key] = _Starters(history, witness.key)
-        if not starters.may_block(witness.operations[0], block):
-            kept.append(witness)
+    if not found.violations:
+        return found
+    by_key: dict[str, list[Operation]] = {}
+    for op in history:
+        if op.outcome in STARTERS:
+            by_key.setdefault(op.key, []).append(op)
+    starters = {key: _Starters(ops) for key, ops in by_key.items()}
+    kept = [
+        witness
+        for witness in found.violations
+        if not starters[witness.key].may_block(witness.operations[0], block)
+    ]
     return Findings(kept, found.inconclusive)
 
 
@@ -40,11 +44,8 @@ class _Starters:
     """A key's rejected and unknown operations by invoke, with the latest two ends (of two
     operations) among each prefix, so that one operation can be left out of a question."""
 
-    def __init__(self, history: Sequence[Operation], key: str) -> None:
-        ops = sorted(
-            (op for op in history if op.key == key and op.outcome in STARTERS),
-            key=lambda op: op.invoke,
-        )
+    def __init__(self, starters: Sequence[Operation]) -> None:
+        ops = sorted(starters, key=lambda op: op.invoke)
         self.invokes = [op.invoke for op in ops]
         self.best: list[tuple[tuple[float, int], tuple[float, int]]] = []
         first = second = (-math.inf, -1)

@@ -45,6 +45,7 @@ class Evidence:
 
 
 Find = Callable[[Evidence, Policy], Findings]
+OVER, WRONG = "over-admission", "wrongful-rejection"  # the kinds each limit's budget is judged by
 
 
 @dataclass(frozen=True)

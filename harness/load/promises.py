@@ -86,7 +86,7 @@ def broken_promises(
             admitted[op.key].append(op)
     found = []
     for promise in promises:
-        since = _counted_since(promise, policy.kind, window)
+        since = _counted_since(promise, policy, window)
         if since is None:
             continue
         before = [
@@ -105,11 +105,13 @@ def broken_promises(
     return found
 
 
-def _counted_since(promise: Promise, kind: str, window: float) -> float | None:
-    """From when an admission certainly counts against the promise, or None (not judged)."""
-    if kind == "sliding-window":
+def _counted_since(promise: Promise, policy: Policy, window: float) -> float | None:
+    """From when an admission certainly counts against the promise, or None (not judged).
+    (An aligned window starts where the identity's phase puts it: ``Policy.origin``.)"""
+    if policy.kind == "sliding-window":
         return promise.complete - window
-    start = math.floor(promise.invoke / window) * window
+    origin = policy.origin(promise.key)
+    start = math.floor((promise.invoke - origin) / window) * window + origin
     if promise.complete >= start + window:
         return None  # the interval straddles a window edge: which window is not known
     return start

@@ -273,11 +273,9 @@ def _check(rule: Rule) -> list[str]:
         return [f"identity {rule.identity!r} is not a header name"]
     try:
         policy = rule.parsed_policy
-        if policy.limits or rule.judge_policy.limits:
-            return [
-                "a composite policy (a + b) is raced by race and judged by check; load takes "
-                "one limit per rule"
-            ]
+        unloadable = _not_for_load(policy) or _not_for_load(rule.judge_policy)
+        if unloadable:
+            return [unloadable]
         if rule.limiter == SERVICE:
             return []
         builder = resolve(rule.limiter)
@@ -286,6 +284,21 @@ def _check(rule: Rule) -> list[str]:
     except ValueError as error:  # PolicyError, PluginError, UnknownLimiter
         return [str(error)]
     return []
+
+
+def _not_for_load(policy: Policy) -> str:
+    """Why load cannot judge ``policy`` yet ('' when it can)."""
+    if policy.limits:
+        return (
+            "a composite policy (a + b) is raced by race and judged by check; load takes one "
+            "limit per rule"
+        )
+    if policy.phase != "none":
+        return (
+            "phase=crc32 hashes the identity a limiter is given, which load prefixes with the "
+            "run and the rule; race and check judge it"
+        )
+    return ""
 
 
 class _ScriptsOnly:

@@ -174,6 +174,7 @@ def test_with_default_sets_only_the_api_rule(
         (None, "fixed-window:limit=0,window=1", "limit must be positive"),
         ("tests.limiters.sample_plugin:missing", None, "has no attribute 'missing'"),
         ("fixed-windows-lua", None, "load takes one limit per rule"),
+        (None, "fixed-window:limit=2,window=10,phase=crc32", "race and check judge it"),
     ],
 )
 def test_with_default_refuses_what_cannot_work(
