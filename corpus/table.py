@@ -64,6 +64,27 @@ def _needs(**kinds: str) -> Mapping[str, frozenset[str]]:
     }
 
 
+def _pyrate_rates_and_weights(release: str, wrapper: str, leaker: str) -> Row:
+    """A pyrate-limiter release raced with two rates in one bucket and weighted items."""
+    return Row(
+        name=f"pyrate-limiter {release}, two rates and weights",
+        pins=(f"pyrate-limiter=={release}",),
+        in_corpus_extra=False,
+        wrapper=f"corpus.pyrate_limiter:{wrapper}",
+        raced_api="Limiter(RedisBucket.init([rate, rate], ...)).try_acquire(name, weight)",
+        policy="sliding-window:limit=2,window=10 + sliding-window:limit=3,window=30",
+        nemesis="crash",
+        claims="an item of weight n goes in only if every rate has room for n",
+        expected=_needs(immortal_key=""),
+        reason=(
+            "buckets/redis_bucket.py PUT_ITEM checks every rate's window, then ZADDs weight "
+            f"entries, in one Lua script; its sorted set has no TTL (the Limiter's {leaker} "
+            "trims it)"
+        ),
+        costs=(1, 2),
+    )
+
+
 CLEAN: Mapping[str, frozenset[str]] = {}
 LIMITS_1 = ("six==1.17.0",)  # limits 1.x imports six; the redis client is the harness'
 FASTAPI = (
@@ -342,39 +363,12 @@ PYPI_ROWS = (
         ),
         costs=(1, 2),
     ),
-    Row(
-        name="pyrate-limiter 3.9.0, two rates and weights",
-        pins=("pyrate-limiter==3.9.0",),
-        in_corpus_extra=False,
-        wrapper="corpus.pyrate_limiter:rates_and_weights_v3",
-        raced_api="Limiter(RedisBucket.init([rate, rate], ...)).try_acquire(name, weight)",
-        policy="sliding-window:limit=2,window=10 + sliding-window:limit=3,window=30",
-        nemesis="crash",
-        claims="an item of weight n goes in only if every rate has room for n",
-        expected=_needs(immortal_key=""),
-        reason=(
-            "buckets/redis_bucket.py PUT_ITEM checks every rate's ZCOUNT, then ZADDs weight "
-            "entries, in one Lua script; its sorted set has no TTL (the Limiter's leak thread "
-            "trims it)"
-        ),
-        costs=(1, 2),
-    ),
-    Row(
-        name="pyrate-limiter 4.5.1, two rates and weights",
-        pins=("pyrate-limiter==4.5.1",),
-        in_corpus_extra=False,
-        wrapper="corpus.pyrate_limiter:rates_and_weights_v4",
-        raced_api="Limiter(RedisBucket.init([rate, rate], ...)).try_acquire(name, weight)",
-        policy="sliding-window:limit=2,window=10 + sliding-window:limit=3,window=30",
-        nemesis="crash",
-        claims="an item of weight n goes in only if every rate has room for n",
-        expected=_needs(immortal_key=""),
-        reason=(
-            "buckets/redis_bucket.py PUT_ITEM checks every rate's window, then ZADDs weight "
-            "entries, in one Lua script; its sorted set has no TTL (the Limiter's Leaker thread "
-            "trims it)"
-        ),
-        costs=(1, 2),
+    *(
+        _pyrate_rates_and_weights(release, wrapper, leaker)
+        for release, wrapper, leaker in (
+            ("3.9.0", "rates_and_weights_v3", "leak thread"),
+            ("4.5.1", "rates_and_weights_v4", "Leaker thread"),
+        )
     ),
 )
 
@@ -439,7 +433,7 @@ NPM_ROWS = (
         name="rate-limiter-flexible 11.4.0 consume(key, points)",
         pins=("rate-limiter-flexible@11.4.0", IOREDIS),
         in_corpus_extra=False,
-        wrapper="exec:node corpus/npm/rate-limiter-flexible-points.js",
+        wrapper="exec:node corpus/npm/rate-limiter-flexible.js",
         raced_api="RateLimiterRedis.consume(key, points)",
         policy="fixed-window:limit=2,window=10,anchor=first",
         nemesis=NEMESIS_ALL,
@@ -457,7 +451,7 @@ NPM_ROWS = (
         name="rate-limiter-flexible 11.4.0 consume(key, points), attempts",
         pins=("rate-limiter-flexible@11.4.0", IOREDIS),
         in_corpus_extra=False,
-        wrapper="exec:node corpus/npm/rate-limiter-flexible-points.js",
+        wrapper="exec:node corpus/npm/rate-limiter-flexible.js",
         raced_api="RateLimiterRedis.consume(key, points)",
         policy="fixed-window:limit=2,window=10,anchor=first,count=attempts",
         nemesis=NEMESIS_ALL,
@@ -474,7 +468,7 @@ NPM_ROWS = (
         name="rate-limiter-flexible 11.4.0 blockDuration",
         pins=("rate-limiter-flexible@11.4.0", IOREDIS),
         in_corpus_extra=False,
-        wrapper="exec:node corpus/npm/rate-limiter-flexible-block.js",
+        wrapper="exec:node corpus/npm/rate-limiter-flexible.js",
         raced_api="RateLimiterRedis({ blockDuration }).consume",
         policy="fixed-window:limit=2,window=10,block=30,anchor=first",
         nemesis=NEMESIS_ALL,
