@@ -27,6 +27,7 @@ class Invoked(NamedTuple):
     process: str
     key: str
     time: float
+    cost: int = 1  # what the request costs, in units of the budget (``Operation.cost``)
 
 
 class Completed(NamedTuple):
@@ -36,12 +37,14 @@ class Completed(NamedTuple):
     now: float | None
 
 
-def invoke_line(op: int, process_json: str, key_json: str, time: float) -> bytes:
+def invoke_line(op: int, process_json: str, key_json: str, time: float, cost: int = 1) -> bytes:
     """The invoke record; ``process_json`` and ``key_json`` are the strings already in JSON
-    (``json.dumps``), ``time`` a finite float."""
+    (``json.dumps``), ``time`` a finite float, ``cost`` a whole number from 1 (written only when
+    it is not 1)."""
+    costs = f', "cost": {cost}' if cost != 1 else ""
     return (
         f'{{"event": "invoke", "op": {op}, "process": {process_json}, "key": {key_json}, '
-        f'"time": {time!r}}}\n'
+        f'"time": {time!r}{costs}}}\n'
     ).encode()
 
 
@@ -78,12 +81,16 @@ def _checked(record: object) -> Invoked | Completed:
     """The event of a record that is not one of the usual, or InvalidRecord saying why not."""
     event = record.get("event") if isinstance(record, dict) else None
     if event == "invoke":
-        checked = fields.fields_of(record, _INVOKE_FIELDS)
+        checked = fields.fields_of(record, _INVOKE_FIELDS, ("cost",))
+        cost = fields.integer(checked, "cost") if "cost" in checked else 1
+        if cost < 1:
+            raise InvalidRecord(f"'cost' must be 1 or more, got {cost}")
         return Invoked(
             fields.integer(checked, "op"),
             fields.string(checked, "process"),
             fields.string(checked, "key"),
             fields.seconds(checked, "time"),
+            cost,
         )
     if event == "complete":
         checked = fields.fields_of(record, _COMPLETE_FIELDS, ("now",))
@@ -93,5 +100,6 @@ def _checked(record: object) -> Invoked | Completed:
             fields.outcome(checked),
             fields.seconds_or_null(checked, "now"),
         )
-    checked = fields.fields_of(record, ("event",), (*_INVOKE_FIELDS, *_COMPLETE_FIELDS, "now"))
+    optional = (*_INVOKE_FIELDS, *_COMPLETE_FIELDS, "now", "cost")
+    checked = fields.fields_of(record, ("event",), optional)
     raise InvalidRecord(f"unknown event {checked['event']!r} (expected invoke or complete)")

@@ -61,10 +61,11 @@ def _operations(path: str | os.PathLike[str]) -> list[Operation]:
 
 
 def _operation(begun: Invoked, completion: tuple[int, Completed] | None) -> Operation:
+    process, key, invoked, cost = begun.process, begun.key, begun.time, begun.cost
     if completion is None:
-        return Operation(begun.process, begun.key, begun.time, None, Outcome.UNKNOWN)
+        return Operation(process, key, invoked, None, Outcome.UNKNOWN, cost=cost)
     ended = completion[1]
-    return Operation(begun.process, begun.key, begun.time, ended.time, ended.outcome, ended.now)
+    return Operation(process, key, invoked, ended.time, ended.outcome, ended.now, cost=cost)
 
 
 def _completion_problem(

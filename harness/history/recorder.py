@@ -52,14 +52,17 @@ class Recorder:
         flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
         self._fd = os.open(path, flags, 0o644)
 
-    def invoke(self, key: str) -> int:
-        """Record that an operation on ``key`` is about to run; its token for ``complete``."""
+    def invoke(self, key: str, cost: int = 1) -> int:
+        """Record that an operation on ``key`` is about to run, costing ``cost`` units of the
+        budget; its token for ``complete``."""
         try:
             key_json = self._keys_json[key]
         except KeyError:
             key_json = self._cache_key(key)
         op = next(self._ops)
-        self._write(invoke_line(op, self._process_json, key_json, self._time()))
+        if cost != 1 and (type(cost) is not int or cost < 1):
+            raise ValueError(f"a cost is a whole number from 1, not {cost!r}")
+        self._write(invoke_line(op, self._process_json, key_json, self._time(), cost))
         self._in_flight.add(op)
         return op
 

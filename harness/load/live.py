@@ -66,15 +66,18 @@ class Seen:
     outcome: Outcome = Outcome.UNKNOWN
     now: float | None = None
     admitted_elsewhere: bool = False  # an admission the SMS provider's record counts instead
+    cost: int = 1
 
     def as_of(self, horizon: float) -> Operation | None:
         """The operation as it stood at ``horizon`` (in flight if not completed before it);
         None when its admission counts from elsewhere."""
         if self.complete is None or self.complete >= horizon:
-            return Operation(self.process, self.key, self.invoke, None, Outcome.UNKNOWN)
+            unknown = Outcome.UNKNOWN
+            return Operation(self.process, self.key, self.invoke, None, unknown, cost=self.cost)
         if self.admitted_elsewhere and self.outcome is Outcome.ALLOWED:
             return None
-        return Operation(self.process, self.key, self.invoke, self.complete, self.outcome, self.now)
+        ended = (self.complete, self.outcome, self.now)
+        return Operation(self.process, self.key, self.invoke, *ended, cost=self.cost)
 
 
 @dataclass
@@ -186,6 +189,7 @@ class LiveJudge:
                     heapq.heappush(state.ahead, (event.time, seen.key))
             else:
                 seen = Seen((path.name, event.op), event.process, event.key, event.time)
+                seen.cost = event.cost
                 seen.admitted_elsewhere = state.rule.name == OUTBOUND and self.arrivals is not None
                 state.in_flight[(path.name, event.op)] = seen
                 state.keys[event.key].seen.append(seen)

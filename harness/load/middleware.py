@@ -87,7 +87,13 @@ class RateLimitMiddleware:
             await self.app(scope, receive, send)
             return
         rule, identity = held
-        decision = self.decide(rule, identity)
+        headers = dict(scope.get("headers") or ())
+        cost = rule.cost_of(lambda name: _header(headers, name))
+        if cost is None:
+            body = {"error": "bad_cost", "rule": rule.name, "message": f"{rule.cost}: 1 or more"}
+            await _json(send, 400, body, [])
+            return
+        decision = self.decide(rule, identity, cost)
         if decision is None and rule.on_error == "open":
             unchecked = [(UNCHECKED_HEADER, rule.name)]
             await self.app(scope, receive, _with_headers(send, unchecked))
@@ -95,20 +101,23 @@ class RateLimitMiddleware:
         if decision is None:
             await _json(send, 503, {"error": "limiter_failed", "rule": rule.name}, [])
             return
-        headers = response_headers(rule.name, rule.parsed_policy, decision, self.clock())
+        told = response_headers(rule.name, rule.parsed_policy, decision, self.clock())
         if not decision.allowed:
-            await _json(send, 429, _refusal(rule, decision), headers)
+            await _json(send, 429, _refusal(rule, decision), told)
             return
         scope.setdefault("state", {})["identity"] = identity
-        await self.app(scope, receive, _with_headers(send, headers))
+        await self.app(scope, receive, _with_headers(send, told))
 
-    def decide(self, rule: Rule, identity: str) -> Decision | None:
-        """The rule's decision for ``identity``, journalled; None when the limiter failed."""
+    def decide(self, rule: Rule, identity: str, cost: int = 1) -> Decision | None:
+        """The rule's decision for ``identity`` (a request of ``cost``: asked as
+        ``check(identity, cost)`` when that is not 1), journalled; None when the limiter
+        failed."""
         journal = self.journals[rule.name]
-        token = journal.invoke(identity)
+        token = journal.invoke(identity, cost)
         check = self.limiters[rule.name].check
+        asked = (f"{self.tag}:{rule.name}:{identity}", *((cost,) if cost != 1 else ()))
         try:
-            decision = check(f"{self.tag}:{rule.name}:{identity}")
+            decision = check(*asked)
         except Exception as error:  # a user's limiter may raise anything
             journal.complete(token, Outcome.UNKNOWN)
             self._report(rule, error)
@@ -123,6 +132,11 @@ class RateLimitMiddleware:
             text = f"{type(error).__name__}: {error}"
             print(f"{self.journals.process}: rule {rule.name!r}: {text}", file=sys.stderr)
             self.journals.note_error(rule.name, text)
+
+
+def _header(headers: dict[bytes, bytes], name: str) -> str | None:
+    value = headers.get(name.lower().encode("latin-1"))
+    return None if value is None else value.decode("latin-1")
 
 
 def _refusal(rule: Rule, decision: Decision) -> dict[str, Any]:

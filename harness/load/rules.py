@@ -13,6 +13,8 @@ the calls ``/send-otp`` makes to the SMS provider (Part 6's leaky bucket)::
     # identity = "X-API-Key"             # optional: the header that carries the API key
     # keys = "rl:login:*"                # optional: its keys in Redis, for their TTLs afterwards
     # on_error = "closed"                # when its limiter fails: "closed" (503) or "open" (admit)
+    # cost = "X-Cost"                    # optional: what a request costs: a whole number, or the
+    #                                    # request header that carries it (1 when absent)
 
     [outbound]
     limiter = "leaky-bucket"
@@ -35,7 +37,7 @@ from __future__ import annotations
 import json
 import os
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import asdict, dataclass, replace
 from typing import Any
 
@@ -46,6 +48,7 @@ from ratelimit_harness.limiters import CATALOGUE, Policy, resolve
 TIERS = ("free", "pro")
 _FIELDS = (
     *("name", "path", "limiter", "policy", "tier", "judged_by", "identity", "keys", "on_error"),
+    "cost",
 )
 ON_ERROR = ("closed", "open")
 API_KEY_HEADER = "X-API-Key"
@@ -72,6 +75,19 @@ class Rule:
     identity: str = API_KEY_HEADER  # the request header that carries the API key
     keys: str | None = None  # a glob of its keys in Redis; None: the harness's own naming
     on_error: str = ON_ERROR[0]  # when its limiter fails: refuse (503), or admit unchecked
+    cost: str = "1"  # what a request costs: a whole number, or the header that carries it
+
+    def cost_of(self, header: Callable[[str], str | None]) -> int | None:
+        """What a request costs, given how to read one of its headers (``header(name)``): the
+        rule's number, or its header's (1 when the request has none); None when the header
+        holds no whole number from 1."""
+        if self.cost.isdigit():
+            return int(self.cost)
+        text = header(self.cost)
+        if text is None:
+            return 1
+        text = text.strip()
+        return int(text) if text.isdigit() and int(text) >= 1 else None
 
     def matches(self, path: str, tier: str) -> bool:
         if self.tier is not None and self.tier != tier:
@@ -267,10 +283,9 @@ def _check(rule: Rule) -> list[str]:
     """Why the rule's limiter cannot enforce its policy, if it cannot. A catalogue limiter is
     built on a stand-in client to ask it; a plug-in is only imported (its factory may need a
     real Redis)."""
-    if rule.on_error not in ON_ERROR:
-        return [f"on_error {rule.on_error!r} is not one of {', '.join(ON_ERROR)}"]
-    if not rule.identity.strip() or any(c in rule.identity for c in ":\r\n "):
-        return [f"identity {rule.identity!r} is not a header name"]
+    problem = _field_problem(rule)
+    if problem:
+        return [problem]
     try:
         policy = rule.parsed_policy
         unloadable = _not_for_load(policy) or _not_for_load(rule.judge_policy)
@@ -284,6 +299,25 @@ def _check(rule: Rule) -> list[str]:
     except ValueError as error:  # PolicyError, PluginError, UnknownLimiter
         return [str(error)]
     return []
+
+
+def _field_problem(rule: Rule) -> str:
+    """What is wrong with one of the rule's plain fields ('' when nothing is)."""
+    if rule.on_error not in ON_ERROR:
+        return f"on_error {rule.on_error!r} is not one of {', '.join(ON_ERROR)}"
+    if not _header_name(rule.identity):
+        return f"identity {rule.identity!r} is not a header name"
+    if rule.cost.isdigit() and int(rule.cost) < 1:
+        return f"cost {rule.cost!r}: a request costs 1 or more"
+    if not rule.cost.isdigit() and not _header_name(rule.cost):
+        return f"cost {rule.cost!r} is neither a whole number nor a header name"
+    if rule.limiter == SERVICE and rule.cost != "1":
+        return "a service of your own decides what a request costs: drop cost"
+    return ""
+
+
+def _header_name(text: str) -> bool:
+    return bool(text.strip()) and not any(c in text for c in ":\r\n ")
 
 
 def _not_for_load(policy: Policy) -> str:

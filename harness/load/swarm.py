@@ -119,18 +119,22 @@ class ApiUser(FastHttpUser):
         api_key: str | None = None,
         client_ip: str | None = None,
         name: str | None = None,
+        cost: int = 1,
     ) -> int:
         """Send one request to the next instance as ``api_key`` (else from ``client_ip``, else
-        from this host); journal it, time it, check its headers. Returns the status (0: no
-        answer)."""
+        from this host), costing ``cost`` where its rule reads a request's cost from a header;
+        journal it, time it, check its headers. Returns the status (0: no answer)."""
         rule = self.pipes.rules.match(path, tier_of(api_key))
         headers = {rule.identity if rule else API_KEY_HEADER: api_key} if api_key else {}
         if client_ip and not api_key:
             headers["X-Forwarded-For"] = client_ip
+        if rule and cost != 1 and not rule.cost.isdigit():
+            headers[rule.cost] = str(cost)
         journal = self.pipes.journals[rule.name] if rule and self.pipes.journals else None
         began = self._start_time()
         identity = api_key or client_ip or "127.0.0.1"
-        token = journal.invoke(identity) if journal else 0
+        costs = (rule.cost_of(headers.get) or 1) if rule else 1
+        token = journal.invoke(identity, costs) if journal else 0
         url = self.pipes.next_target() + path
         sent = time.time()
         with self.client.request(

@@ -176,3 +176,17 @@ def test_a_completion_before_its_invoke_is_refused(tmp_path: Path) -> None:
 def test_an_unreadable_journal_names_the_os_reason(tmp_path: Path) -> None:
     with pytest.raises(HistoryError, match=r"gone\.jsonl: cannot read: No such file"):
         merge_journals([tmp_path / "gone.jsonl"])
+
+
+def test_a_requests_cost_goes_from_its_journal_into_the_history(tmp_path: Path) -> None:
+    path = tmp_path / "app-0.jsonl"
+    with Recorder(path, "app-0", clock=iter([1.0, 1.5, 2.0]).__next__) as recorder:
+        recorder.complete(recorder.invoke("user:1", 3), Outcome.ALLOWED)
+        recorder.invoke("user:1")  # in flight when the process ended
+    assert '"cost": 3' in path.read_text()
+    assert [op.cost for op in merge_journals([path])] == [3, 1]
+    with (
+        Recorder(tmp_path / "bad.jsonl", "app-0") as recorder,
+        pytest.raises(ValueError, match="cost"),
+    ):
+        recorder.invoke("user:1", 0)

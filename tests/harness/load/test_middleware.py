@@ -116,3 +116,73 @@ def test_on_error_is_closed_or_open() -> None:
         validated(
             [Rule("api", "/api/*", "fixed-window-lua", POLICY, on_error="ajar")], DEFAULT_OUTBOUND
         )
+
+
+# --- what a request costs: the rule's number, or its header -----------------------------
+
+
+class Counting(Limiter):
+    """Admits every request, noting what each was asked to cost."""
+
+    policy = Policy.parse(POLICY)
+
+    def __init__(self) -> None:
+        self.asked: list[tuple[object, ...]] = []
+
+    def check(self, *asked: object) -> Decision:
+        self.asked.append(asked[1:])
+        return Decision(allowed=True, remaining=0, limit=1)
+
+
+Costed = tuple[int, list[int], list[tuple[object, ...]]]  # status, journalled, asked
+
+
+async def costed(rule: Rule, tmp_path: Path, **headers: str) -> Costed:
+    rules = validated([rule], DEFAULT_OUTBOUND)
+    journals = Journals(tmp_path, "server", "app-0")
+    limiter = Counting()
+    statuses: list[int] = []
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": 200, "headers": []})
+        await send({"type": "http.response.body", "body": b"ok"})
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        if message["type"] == "http.response.start":
+            statuses.append(message["status"])
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b""}
+
+    middleware = RateLimitMiddleware(app, rules, {rule.name: limiter}, journals, tag="t")
+    await middleware(scope("/api/x", x_api_key="team-1", **headers), receive, send)
+    journals.close()
+    history = merge_journals(journal_paths(tmp_path, "server", rule.name))
+    return statuses[0], [op.cost for op in history], limiter.asked
+
+
+@pytest.mark.parametrize(
+    ("cost", "headers", "expected"),
+    [
+        ("1", {}, (200, [1], [()])),  # a request of cost 1 is asked as it always was
+        ("3", {}, (200, [3], [(3,)])),
+        ("X-Cost", {"x_cost": "4"}, (200, [4], [(4,)])),
+        ("X-Cost", {}, (200, [1], [()])),  # no header: it costs 1
+        ("X-Cost", {"x_cost": "0"}, (400, [], [])),  # refused before the limiter, unjournalled
+        ("X-Cost", {"x_cost": "lots"}, (400, [], [])),
+    ],
+)
+def test_a_request_costs_the_rules_number_or_its_header(
+    tmp_path: Path, cost: str, headers: dict[str, str], expected: Costed
+) -> None:
+    rule = Rule("api", "/api/*", "fixed-window-lua", POLICY, cost=cost)
+    assert asyncio.run(costed(rule, tmp_path, **headers)) == expected
+
+
+@pytest.mark.parametrize(
+    ("cost", "message"),
+    [("0", "a request costs 1 or more"), ("X Cost", "neither a whole number nor a header name")],
+)
+def test_a_cost_is_a_whole_number_or_a_header_name(cost: str, message: str) -> None:
+    with pytest.raises(RulesError, match=message):
+        validated([Rule("api", "/api/*", "fixed-window-lua", POLICY, cost=cost)], DEFAULT_OUTBOUND)
