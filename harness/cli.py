@@ -322,6 +322,11 @@ def add_system_options(command: argparse.ArgumentParser) -> None:
     command.add_argument("--limiter", help="the default endpoint's (/api/*) limiter")
     command.add_argument("--policy", help="the default endpoint's policy")
     command.add_argument("--judge-by", help="judge the default endpoint by this policy instead")
+    command.add_argument(
+        "--cost",
+        help="what a request to the default endpoint costs: a whole number, or the header that "
+        "carries each request's (default: 1)",
+    )
     command.add_argument("--config", help="rules per endpoint, TOML (default: the built-in rules)")
     command.add_argument("--instances", type=int, default=4, help="app instances (default: 4)")
     command.add_argument("--cluster", action="store_true", help="a local Redis Cluster")

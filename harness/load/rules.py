@@ -132,12 +132,16 @@ class Rules:
         return [rule.name for rule in self.all]
 
     def with_default(
-        self, limiter: str | None, policy: str | None, judged_by: str | None = None
+        self,
+        limiter: str | None,
+        policy: str | None,
+        judged_by: str | None = None,
+        cost: str | None = None,
     ) -> Rules:
         """These rules with the default endpoint's rule (``api``) set to ``limiter``,
-        ``policy`` and ``judged_by``. Without a policy, a catalogue limiter that cannot enforce
-        the rule's kind gets the catalogue's example policy."""
-        if limiter is None and policy is None and judged_by is None:
+        ``policy``, ``judged_by`` and ``cost``. Without a policy, a catalogue limiter that
+        cannot enforce the rule's kind gets the catalogue's example policy."""
+        if limiter is None and policy is None and judged_by is None and cost is None:
             return self
         rule = self.named(DEFAULT_RULE)
         limiter = limiter or rule.limiter
@@ -146,7 +150,9 @@ class Rules:
             keeps = entry is None or entry.promise == rule.parsed_policy.promise
             policy = rule.policy if keeps or entry is None else entry.policy
         judged_by = judged_by or rule.judged_by
-        changed = replace(rule, limiter=limiter, policy=policy, judged_by=judged_by)
+        changed = replace(
+            rule, limiter=limiter, policy=policy, judged_by=judged_by, cost=cost or rule.cost
+        )
         return validated(
             tuple(changed if r.name == DEFAULT_RULE else r for r in self.rules), self.outbound
         )

@@ -184,6 +184,13 @@ def test_with_default_refuses_what_cannot_work(
         default_rules().with_default(limiter, policy)
 
 
+def test_with_default_sets_what_an_api_request_costs() -> None:
+    rules = default_rules().with_default("token-bucket-weighted-lua", None, cost="X-Cost")
+    assert rules.named("api").cost == "X-Cost"
+    assert rules.named("login").cost == "1"
+    assert rules.named("api").cost_of({"X-Cost": "3"}.get) == 3
+
+
 def test_with_default_needs_an_api_rule(tmp_path: Path) -> None:
     rules = load_rules(rules_file(tmp_path, LOGIN))
     with pytest.raises(RulesError, match="no rule named 'api'"):
