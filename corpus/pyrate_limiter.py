@@ -10,6 +10,7 @@ from typing import Any
 
 from corpus.connection import whole_seconds
 from ratelimit_harness.limiters import Policy
+from ratelimit_harness.limiters.base import check_args
 
 
 def redis_bucket_v2(client: Any, policy: Policy) -> Callable[[str], bool]:
@@ -92,7 +93,6 @@ def _bucket_per_identity(
         if identity not in limiters:
             bucket = pyrate.RedisBucket.init(rates, client, f"corpus:{identity}")
             limiters[identity] = limiter(pyrate, bucket)
-        asked = (limiters[identity], identity, *((cost,) if cost != 1 else ()))
-        return bool(acquire(*asked))
+        return bool(acquire(limiters[identity], *check_args(identity, cost)))
 
     return check

@@ -39,6 +39,12 @@ class Limiter(Protocol):
         ...
 
 
+def check_args(identity: str, cost: int = 1) -> tuple[str] | tuple[str, int]:
+    """The arguments of ``check`` for one request: ``(identity,)`` for a request that costs 1,
+    as every limiter takes it; ``(identity, cost)`` for a weighted one."""
+    return (identity,) if cost == 1 else (identity, cost)
+
+
 class ServerNow(str):
     """The ``now`` of a server-time script under an injected server clock: the clock's instant
     in microseconds, as text. Redis reads TIME when it runs the script, so a driver that holds a

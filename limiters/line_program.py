@@ -23,6 +23,7 @@ from typing import Any
 import redis
 
 from ratelimit_harness.limiters import PluginError, PolicyError, UnknownLimiter, resolve
+from ratelimit_harness.limiters.base import check_args
 from ratelimit_harness.limiters.decision import Decision
 from ratelimit_harness.limiters.policy import Policy
 from ratelimit_harness.limiters.program import FIELDS
@@ -42,8 +43,8 @@ def request(line: str) -> tuple[str] | tuple[str, int]:
     ``identity cost``."""
     identity, _, cost = line.strip().rpartition(" ")
     if identity and cost.isdigit() and int(cost) > 1:
-        return identity, int(cost)
-    return (line.strip(),)
+        return check_args(identity, int(cost))
+    return check_args(line.strip())
 
 
 def main(argv: list[str]) -> int:

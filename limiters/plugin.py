@@ -27,6 +27,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 from urllib.parse import quote
 
+from ratelimit_harness.limiters.base import check_args
 from ratelimit_harness.limiters.decision import Decision
 from ratelimit_harness.limiters.policy import Policy
 
@@ -101,7 +102,7 @@ class PluginLimiter:
         self._owned = owned
 
     def check(self, identity: str, cost: int = 1) -> Decision:
-        answer = self._check(identity) if cost == 1 else self._check(identity, cost)  # type: ignore[call-arg]
+        answer = self._check(*check_args(identity, cost))
         if inspect.isawaitable(answer):
             _not_inside_a_loop(answer)
             self.event_loop = self.event_loop or EventLoop()

@@ -87,7 +87,7 @@ def check(
     verdict = Verdict(str(policy), len(history), checked=list(dict.fromkeys(checked)))
     verdict.unjudged = unjudged
     verdict.metrics = describe(evidence.columns)
-    found = budget_findings(history, limits, budget)
+    found = budget_findings(evidence, limits, budget)
     for kind in dict.fromkeys(checked):
         every = [found[kind]] if kind in found else []
         every += [part.find(evidence, policy) for part in keyed if part.kind == kind]

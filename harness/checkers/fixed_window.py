@@ -58,7 +58,7 @@ def over_admissions(line: Timeline, policy: Policy) -> Findings:
     if _matched_quickly(starts, ends, limit, window):
         return Findings()
     if not _matched_quickly(starts - EDGE, ends + EDGE, limit, window):
-        either_side = _shifted(window, origin, touched=True)
+        either_side = _touched(window, origin)
         return Findings(_unmatched(line, (limit, window, origin), either_side, ANY_SIDE))
     shifts = _shifts(np.concatenate((starts, ends)), window)
     if len(shifts) > MAX_SHIFTS or any(
@@ -72,12 +72,15 @@ def over_admissions(line: Timeline, policy: Policy) -> Findings:
     return Findings(min(found, key=lambda witnesses: sum(w.excess for w in witnesses)))
 
 
-def _shifted(window: float, shift: float, *, touched: bool = False) -> Number:
-    """Windows numbered with every edge ``shift`` later; ``touched``: each window an interval
-    comes within ``EDGE`` of (``windows_touched``)."""
-    if touched:
-        return lambda first, last: windows_touched(first - shift, last - shift, window)
+def _shifted(window: float, shift: float) -> Number:
+    """Windows numbered with every edge ``shift`` later."""
     return functools.partial(_numbered, window=window, shift=shift)
+
+
+def _touched(window: float, origin: float) -> Number:
+    """The windows (starting ``origin`` past each multiple of the window) an interval comes
+    within ``EDGE`` of (``windows_touched``)."""
+    return lambda first, last: windows_touched(first - origin, last - origin, window)
 
 
 def _numbered(first: float, last: float, *, window: float, shift: float) -> tuple[int, int]:

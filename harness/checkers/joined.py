@@ -22,7 +22,6 @@ from ratelimit_harness.harness.checkers.units import (
     distinct,
     single_instants,
     spread,
-    weighted,
 )
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.verdict import Witness
@@ -30,14 +29,17 @@ from ratelimit_harness.limiters.policy import FIRST_ANCHORED, Policy
 
 
 def budget_findings(
-    history: Sequence[Operation], limits: Sequence[Policy], budget: list[list[Part]]
+    evidence: Evidence, limits: Sequence[Policy], budget: list[list[Part]]
 ) -> dict[str, Findings]:
-    """Over-admission and wrongful rejection, each limit's parts run on the history's units."""
-    units = Evidence(as_units(history), {}) if weighted(history) else Evidence(history, {})
+    """Over-admission and wrongful rejection, each limit's parts run on the history's units
+    (``evidence`` itself, when every request costs 1)."""
+    history = evidence.history
+    costs = bool((evidence.columns.cost != 1).any())  # some request costs more than 1
+    units = Evidence(as_units(history), {}) if costs else evidence
     attempts: list[Evidence] = []  # where a limit counts attempts, rejections are units too
 
     def counted(limit: Policy) -> Evidence:
-        if limit.count != "attempts" or not weighted(history):
+        if limit.count != "attempts" or not costs:
             return units
         if not attempts:
             attempts.append(Evidence(as_units(history, attempts=True), {}))
@@ -47,7 +49,7 @@ def budget_findings(
         found = part.find(counted(limit), limit)
         if part.kind == WRONG and limit.block:
             found = unblocked(found, history, limit.block)
-        return _named(found, limit, len(limits) > 1)
+        return _named(found, limit, composite=len(limits) > 1, units=costs)
 
     each = [
         {part.kind: judged(part, limit) for part in parts}
@@ -65,13 +67,16 @@ def budget_findings(
             [w for findings in of_kind for w in findings.inconclusive],
         )
     over = found.get(OVER)
-    if over is not None and not over.violations and (len(limits) > 1 or weighted(history)):
+    if over is not None and not over.violations and (len(limits) > 1 or costs):
         over.inconclusive += _unproven(history, limits, budget)
     return found
 
 
-def _named(findings: Findings, limit: Policy, composite: bool) -> Findings:
-    """Each witness with its operations listed once, and, in a composite, the limit it is of."""
+def _named(findings: Findings, limit: Policy, *, composite: bool, units: bool) -> Findings:
+    """Each witness with its operations listed once (where they were given as ``units``), and,
+    in a composite, the limit it is of."""
+    if not composite and not units:
+        return findings
 
     def named(witness: Witness) -> Witness:
         detail = f"under {limit}: {witness.detail}" if composite else witness.detail
@@ -105,8 +110,12 @@ def _unproven(
         return []
     keys: set[str] | None = None
     for pinned in single_instants(history):
+        units = Evidence(as_units(pinned), {})
         failing = set().union(
-            *(_failing(pinned, limit, parts) for limit, parts in zip(limits, budget, strict=True))
+            *(
+                _failing(pinned, units, limit, parts)
+                for limit, parts in zip(limits, budget, strict=True)
+            )
         )
         if not failing:
             return []
@@ -118,16 +127,18 @@ def _unproven(
     return [Witness(key, (0.0, 0.0), [], detail) for key in sorted(keys or ())]
 
 
-def _failing(pinned: Sequence[Operation], limit: Policy, parts: list[Part]) -> set[str]:
-    """The keys whose requests, each at the one instant ``pinned`` gives it, ``limit`` may not
-    hold. Windows started by admissions are replayed (their search may split a request's units
-    across an edge); the other checks keep units of one instant together."""
+def _failing(
+    pinned: Sequence[Operation], units: Evidence, limit: Policy, parts: list[Part]
+) -> set[str]:
+    """The keys whose requests, each at the one instant ``pinned`` gives it (``units``: their
+    units), ``limit`` may not hold. Windows started by admissions are replayed (their search
+    may split a request's units across an edge); the other checks keep units of one instant
+    together."""
     if limit.promise == FIRST_ANCHORED:
         by_key: dict[str, list[Operation]] = {}
         for op in pinned:
             if op.outcome is Outcome.ALLOWED:
                 by_key.setdefault(op.key, []).append(op)
         return {key for key, ops in by_key.items() if not first_window.kept_at_instants(ops, limit)}
-    units = Evidence(as_units(pinned), {})
     over = [part.find(units, limit) for part in parts if part.kind == OVER]
     return {w.key for found in over for w in found.violations + found.inconclusive}

@@ -43,22 +43,22 @@ def wrongful(
     of the instants it tries, computed for all rejections at once): a rejection whose bound
     already leaves no room is not wrongful, and ``most_used`` is spared."""
 
-    itself = line.attempts  # most_used counted the rejection's own cost
+    itself = line.attempts  # most_used counted the rejection's own cost: it is taken out
+    used_how = "before it" if itself else "used"
 
     def room_left(used: Any, cost: Any) -> Any:
-        used = used - cost if itself else used
         return used <= budget - cost if whole else used + (cost - 1) < budget
 
     suspects = line.rejected_at
     if at_least is not None:
-        suspects = suspects[room_left(at_least, line.columns.cost[suspects])]
+        costs = line.columns.cost[suspects]
+        suspects = suspects[room_left(at_least - costs if itself else at_least, costs)]
+    rejections = line.columns.picked(suspects)
     found = []
-    for op in distinct(line.columns.picked(suspects)):  # a rejection's units, where they count
-        if room_left(used := most_used(op), op.cost):
-            used = used - op.cost if itself else used
-            detail = f"rejected with at most {used:.3g} of {budget:.3g} {unit} used"
-            if itself:
-                detail = f"rejected with at most {used:.3g} of {budget:.3g} {unit} before it"
+    for op in distinct(rejections) if itself else rejections:  # units, where rejections count
+        used = most_used(op) - (op.cost if itself else 0)
+        if room_left(used, op.cost):
+            detail = f"rejected with at most {used:.3g} of {budget:.3g} {unit} {used_how}"
             if op.cost != 1:
                 detail += f"; it asked for {op.cost}"
             found.append(Witness(line.key, (op.invoke, decided_by(op)), [op], detail))

@@ -18,13 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
+from ratelimit_harness.harness.checkers.timeline import decided_by
 from ratelimit_harness.harness.history import Operation, Outcome
 
 COUNTED = (Outcome.ALLOWED, Outcome.UNKNOWN)  # the outcomes that may have used the budget
-
-
-def weighted(history: Sequence[Operation]) -> bool:
-    return any(op.cost != 1 for op in history)
 
 
 def as_units(history: Sequence[Operation], *, attempts: bool = False) -> list[Operation]:
@@ -53,15 +50,11 @@ def spread(history: Sequence[Operation]) -> bool:
 
 def _said(op: Operation) -> float:
     """The instant the limiter said it decided at, where that lies in the interval."""
-    end = op.invoke if op.complete is None else op.complete
-    return op.now if op.now is not None and op.invoke <= op.now <= end else op.invoke
+    said = op.now is not None and op.invoke <= op.now <= decided_by(op)
+    return op.now if said and op.now is not None else op.invoke
 
 
-def _completed(op: Operation) -> float:
-    return op.invoke if op.complete is None else op.complete
-
-
-INSTANTS: tuple[Callable[[Operation], float], ...] = (_said, lambda op: op.invoke, _completed)
+INSTANTS: tuple[Callable[[Operation], float], ...] = (_said, lambda op: op.invoke, decided_by)
 
 
 def single_instants(history: Sequence[Operation]) -> Iterator[list[Operation]]:

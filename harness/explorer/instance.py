@@ -21,6 +21,7 @@ from ratelimit_harness.harness.explorer.background import Background
 from ratelimit_harness.harness.explorer.clocks import InstanceClock, reading
 from ratelimit_harness.harness.explorer.wire import gated
 from ratelimit_harness.limiters import Decision, Limiter
+from ratelimit_harness.limiters.base import check_args
 
 TIMEOUT = 10.0  # seconds an instance may run between two points before the run is abandoned
 
@@ -180,7 +181,7 @@ class Instance:
                     return
                 identity, cost = request
                 try:  # a request of cost 1 is asked as every limiter takes it
-                    decision = self.limiter.check(*((identity,) if cost == 1 else request))
+                    decision = self.limiter.check(*check_args(identity, cost))
                 except Crashed:
                     self._to_explorer.put(Died())
                     return

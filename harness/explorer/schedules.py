@@ -62,7 +62,9 @@ class Space:
         w = Space.period(policy)
         if policy.anchor == "first":
             return w
-        origins = {policy.origin(identity) for identity in Space.identities}
+        origins = {0.0}
+        if policy.phase != "none":  # each identity's windows start at an origin of its own
+            origins = {policy.origin(identity) for identity in Space.identities}
         return min((math.floor((now - o) / w + 1e-9) + 1) * w + o - now for o in origins)
 
     def advances(self, policy: Policy, now: float) -> list[float]:

@@ -33,6 +33,7 @@ from ratelimit_harness.harness.load.journals import Journals
 from ratelimit_harness.harness.load.rules import Rule, Rules, tier_of
 from ratelimit_harness.harness.loopback import loopback_address
 from ratelimit_harness.limiters import Decision, Limiter
+from ratelimit_harness.limiters.base import check_args
 
 
 def held_by(rules: Rules, scope: Scope) -> tuple[Rule, str] | None:
@@ -115,7 +116,7 @@ class RateLimitMiddleware:
         journal = self.journals[rule.name]
         token = journal.invoke(identity, cost)
         check = self.limiters[rule.name].check
-        asked = (f"{self.tag}:{rule.name}:{identity}", *((cost,) if cost != 1 else ()))
+        asked = check_args(f"{self.tag}:{rule.name}:{identity}", cost)
         try:
             decision = check(*asked)
         except Exception as error:  # a user's limiter may raise anything

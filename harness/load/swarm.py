@@ -133,8 +133,8 @@ class ApiUser(FastHttpUser):
         journal = self.pipes.journals[rule.name] if rule and self.pipes.journals else None
         began = self._start_time()
         identity = api_key or client_ip or "127.0.0.1"
-        costs = (rule.cost_of(headers.get) or 1) if rule else 1
-        token = journal.invoke(identity, costs) if journal else 0
+        charged = (rule.cost_of(headers.get) or 1) if rule else 1  # as the rule will read it
+        token = journal.invoke(identity, charged) if journal else 0
         url = self.pipes.next_target() + path
         sent = time.time()
         with self.client.request(
