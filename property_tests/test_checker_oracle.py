@@ -17,6 +17,11 @@ docstring), written as plainly as it can be: it tries placements one by one.
   there an unknown operation may also be left out, as a window it starts can end too early.
 - A weighted request (``Operation.cost`` n) is n admissions at one instant, and a rejection of
   one is right when n more would break the promise.
+- A request given back (``Operation.refund``) stops counting at some instant of its give-back
+  (for the windows: fixed, sliding, the sliding counter): against a rejection at t it counts
+  only if its give-back may not have completed by t. It was never known to count at any one
+  admission's instant, so over-admission leaves it out, as an unknown one. Under the other
+  kinds it is an unknown one throughout (the checker honours give-backs for windows only).
 - A composite policy's placement is one for all its limits: over-admission iff no placement
   keeps every limit; a rejection is right iff, in some placement, some limit had no room.
 - The edge rule (``edges``): for the window kinds, what falls within EDGE of a window's edge
@@ -244,6 +249,9 @@ def wrongly_rejected(policy: Policy, rejection: Operation, maybe: list[Operation
     for t in on_grid(rejection.invoke, rejection.complete, grid(policy)):
         choices = []
         for op in maybe:
+            if op.refund and honours_refunds(policy) and given_back_by(op) < t:
+                choices.append([(op, LATER)])  # given back before t: it no longer counts
+                continue
             end = math.inf if op.complete is None else op.complete
             before = on_grid(op.invoke, min(end, t), grid(policy)) if op.invoke <= t else []
             left_out = end > t or (anchored and op.outcome is Outcome.UNKNOWN)
@@ -253,22 +261,41 @@ def wrongly_rejected(policy: Policy, rejection: Operation, maybe: list[Operation
     return True
 
 
+def honours_refunds(policy: Policy) -> bool:
+    """Whether a give-back is judged to take effect (the windows), not left as unknown."""
+    return policy.kind in ("fixed-window", "sliding-window", "sliding-counter")
+
+
+def given_back_by(op: Operation) -> float:
+    """The latest instant ``op``'s give-back may have taken effect at."""
+    assert op.refund is not None
+    return math.inf if op.refund[1] is None else op.refund[1]
+
+
 def oracle(history: list[Operation], policy: Policy) -> set[str]:
-    found = set()
+    found = {"wrongful-rejection"} if wrongful_by_oracle(history, policy) else set()
     for key in sorted({op.key for op in history}):
         ops = [op for op in history if op.key == key]
-        admitted = [op for op in ops if op.outcome is Outcome.ALLOWED]
-        unknown = [op for op in ops if op.outcome is Outcome.UNKNOWN]
+        admitted = [op for op in ops if op.outcome is Outcome.ALLOWED and op.refund is None]
+        given_back = [op for op in ops if op.outcome is Outcome.ALLOWED and op.refund]
+        unknown = [op for op in ops if op.outcome is Outcome.UNKNOWN] + given_back
         if over_admitted(policy, admitted, unknown):
             found.add("over-admission")
+    return found
+
+
+def wrongful_by_oracle(history: list[Operation], policy: Policy) -> list[Operation]:
+    """The rejections the oracle finds wrongful."""
+    found = []
+    for key in sorted({op.key for op in history}):
+        ops = [op for op in history if op.key == key]
+        maybe = [op for op in ops if op.outcome in (Outcome.ALLOWED, Outcome.UNKNOWN)]
         rejected = [op for op in ops if op.outcome is Outcome.REJECTED]
-        if any(
-            wrongly_rejected(
-                policy, op, admitted + unknown + counted_refusals(policy, op, rejected)
-            )
+        found += [
+            op
             for op in rejected
-        ):
-            found.add("wrongful-rejection")
+            if wrongly_rejected(policy, op, maybe + counted_refusals(policy, op, rejected))
+        ]
     return found
 
 
@@ -287,7 +314,11 @@ lengths = st.sampled_from([0, 0, 0, 1, 1, 1, 2, 2, 3, 4, 6]).map(lambda n: n * G
 
 @st.composite
 def operations(
-    draw: st.DrawFn, outcome: Outcome, shared: list[float], costs: st.SearchStrategy[int]
+    draw: st.DrawFn,
+    outcome: Outcome,
+    shared: list[float],
+    costs: st.SearchStrategy[int],
+    refunds: bool = False,
 ) -> Operation:
     key = draw(st.sampled_from(["a", "a", "b"]))
     invoke = draw(st.sampled_from(shared) | quarters)  # several at one instant, often
@@ -298,21 +329,29 @@ def operations(
     if outcome is not Outcome.REJECTED and draw(st.integers(0, 5)):  # queued -1 s to +0.25 s
         now = invoke - draw(st.integers(-1, 4)) * GRID
     process = f"p{draw(st.integers(0, 2))}"
-    return Operation(process, key, invoke, complete, outcome, now, cost=draw(costs))
+    refund = None
+    if refunds and outcome is Outcome.ALLOWED and complete is not None and draw(st.integers(0, 3)):
+        given = complete + draw(lengths)
+        refund = (given, None if draw(st.integers(0, 4)) == 0 else given + draw(lengths))
+    return Operation(process, key, invoke, complete, outcome, now, cost=draw(costs), refund=refund)
 
 
 UNIT, WEIGHTS = st.just(1), st.sampled_from([1, 1, 2, 3, 4])
 
 
 @st.composite
-def histories(draw: st.DrawFn, costs: st.SearchStrategy[int] = UNIT) -> list[Operation]:
+def histories(
+    draw: st.DrawFn, costs: st.SearchStrategy[int] = UNIT, *, refunds: bool = False
+) -> list[Operation]:
     counts = {Outcome.ALLOWED: 6, Outcome.UNKNOWN: 2, Outcome.REJECTED: 3, Outcome.ERROR: 1}
     if costs is not UNIT:  # fewer, so that a brute force over their units stays quick
         counts = {Outcome.ALLOWED: 4, Outcome.UNKNOWN: 1, Outcome.REJECTED: 3, Outcome.ERROR: 1}
+    if refunds:  # fewer unknown ones, more rejections: what was given back is left out of them
+        counts = {Outcome.ALLOWED: 6, Outcome.UNKNOWN: 1, Outcome.REJECTED: 4, Outcome.ERROR: 1}
     shared = draw(st.lists(quarters, min_size=1, max_size=3))
     history = []
     for outcome, most in counts.items():
-        history += draw(st.lists(operations(outcome, shared, costs), max_size=most))
+        history += draw(st.lists(operations(outcome, shared, costs, refunds), max_size=most))
     return sorted(history, key=lambda op: op.invoke)
 
 
@@ -452,6 +491,56 @@ def test_the_checkers_agree_with_the_oracle_where_attempts_count(
     if promise != FIRST_ANCHORED:  # there only the sliding window's bound is applied
         missed = expected - found - {"over-admission"}
         assert not missed, ("the checker missed", verdict.to_json())
+
+
+@pytest.mark.parametrize("promise", PROMISES)
+@settings(deadline=None)
+@given(data=st.data())
+def test_the_checkers_agree_with_the_oracle_on_requests_given_back(
+    promise: str, data: st.DataObject
+) -> None:
+    policy, history = data.draw(policies(promise)), data.draw(histories(refunds=True))
+    verdict = check(history, policy)
+    found = verdict.kinds & {"over-admission", "wrongful-rejection"}
+    expected = oracle(history, policy)
+    assert found <= expected, ("the checker accused", verdict.to_json())
+    missed = expected - found
+    if promise in MAY_BE_INCONCLUSIVE and verdict.inconclusive:
+        missed.discard("over-admission")
+    missed.discard("wrongful-rejection")  # judged one rejection at a time below
+    assert not missed, ("the checker missed", verdict.to_json())
+    if promise == FIRST_ANCHORED:
+        return  # the exact search for windows started by admissions counts what was given
+        # back as it counts an unknown request: only the sliding window's bound leaves it out
+    accused = {
+        id(w.operations[0]) for v in verdict.of_kind("wrongful-rejection") for w in v.witnesses
+    }
+    for rejection in wrongful_by_oracle(history, policy):
+        # the checker leaves out what was given back before the rejection was invoked; the
+        # oracle, what was given back before each instant the rejection may have happened at
+        if id(rejection) not in accused and not given_back_during(rejection, history):
+            raise AssertionError("the checker missed", rejection, verdict.to_json())
+
+
+def given_back_during(rejection: Operation, history: list[Operation]) -> bool:
+    """Whether some give-back of the rejection's key may have completed while it was in flight."""
+    assert rejection.complete is not None
+    return any(
+        op.key == rejection.key and rejection.invoke <= given_back_by(op) < rejection.complete
+        for op in history
+        if op.refund
+    )
+
+
+def test_a_rejection_after_a_give_back_is_judged_without_the_request_given_back() -> None:
+    policy = Policy.parse("fixed-window:limit=2,window=10")
+    kept, given_back = point(0.25), point(0.5)._replace(refund=(0.75, 1.0))
+    rejection = point(1.5, Outcome.REJECTED)
+    assert oracle([kept, given_back, rejection], policy) == {"wrongful-rejection"}
+    assert check([kept, given_back, rejection], policy).kinds == {"wrongful-rejection"}
+    # given back while the rejection was in flight: it may still have counted
+    late = given_back._replace(refund=(0.75, 1.75))
+    assert check([kept, late, rejection._replace(complete=2.0)], policy).kinds == set()
 
 
 def agree(policy: Policy, history: list[Operation], *, may_be_inconclusive: bool) -> None:

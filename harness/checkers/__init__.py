@@ -24,10 +24,12 @@ from ratelimit_harness.harness.checkers import (
     sliding_window,
     token_bucket,
 )
+from ratelimit_harness.harness.checkers.columns import Columns
 from ratelimit_harness.harness.checkers.joined import budget_findings
 from ratelimit_harness.harness.checkers.metrics import describe
 from ratelimit_harness.harness.checkers.parts import OVER, WRONG, Evidence, Part, each_key
 from ratelimit_harness.harness.checkers.placement import Findings
+from ratelimit_harness.harness.checkers.refunds import StandIns
 from ratelimit_harness.harness.checkers.state import collisions, excess_ttls, immortal_keys
 from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.harness.history.verdict import Verdict, Violation, Witness
@@ -71,7 +73,8 @@ def check(
     names kinds the run cannot support, each with why: they are not judged, and the verdict
     says why.
 
-    A composite policy is judged limit by limit, and weighted requests in units (``joined``)."""
+    A composite policy is judged limit by limit, and weighted requests in units (``joined``);
+    requests given back as ``refunds`` says."""
     unjudged = dict(unjudged or {})
     limits = policy.limits or (policy,)
     budget = [[p for p in PARTS if p.policies and p.judges(limit)] for limit in limits]
@@ -82,17 +85,20 @@ def check(
     keyed = [p for p in PARTS if p.policies is None and p.kind not in unjudged]
     if ttls is None:
         keyed = [p for p in keyed if p.kind not in SNAPSHOT_KINDS]
-    evidence = Evidence(history, ttls or {})
+    stand_ins = StandIns(history)
+    evidence = Evidence(stand_ins.history, ttls or {})
     checked = [p.kind for p in PARTS if p in keyed or any(p in parts for parts in budget)]
     verdict = Verdict(str(policy), len(history), checked=list(dict.fromkeys(checked)))
     verdict.unjudged = unjudged
-    verdict.metrics = describe(evidence.columns)
+    verdict.metrics = describe(Columns.of(history) if stand_ins.given_back else evidence.columns)
+    if stand_ins.given_back:
+        verdict.metrics["given_back"] = stand_ins.given_back
     found = budget_findings(evidence, limits, budget)
     for kind in dict.fromkeys(checked):
         every = [found[kind]] if kind in found else []
         every += [part.find(evidence, policy) for part in keyed if part.kind == kind]
-        verdict.add(kind, [w for findings in every for w in findings.violations])
-        verdict.inconclusive += [w for findings in every for w in findings.inconclusive]
+        verdict.add(kind, stand_ins.recorded([w for found in every for w in found.violations]))
+        verdict.inconclusive += stand_ins.recorded([w for f in every for w in f.inconclusive])
     if policy.kind == "sliding-counter":
         verdict.metrics["sliding_accuracy"] = sliding_counter.accuracy(evidence.columns, policy)
     return verdict

@@ -25,7 +25,7 @@ OUTCOMES = tuple(Outcome)  # an operation's outcome code is its place here
 _CODE = {outcome: code for code, outcome in enumerate(OUTCOMES)}
 ALLOWED, REJECTED, UNKNOWN = (_CODE[Outcome(name)] for name in ("allowed", "rejected", "unknown"))
 _PROCESS, _KEY, _INVOKE, _COMPLETE, _OUTCOME, _NOW = (itemgetter(i) for i in range(6))
-_COST = itemgetter(7)
+_COST, _REFUND = itemgetter(7), itemgetter(8)
 
 
 @dataclass(frozen=True)
@@ -57,6 +57,22 @@ class Columns:
     def cost(self) -> npt.NDArray[np.int64]:
         """Each operation's cost (``Operation.cost``)."""
         return np.fromiter(map(_COST, self.operations), np.int64, len(self.operations))
+
+    @cached_property
+    def refunded(self) -> bool:
+        """Whether some request was given back (``Operation.refund``)."""
+        return any(map(_REFUND, self.operations))
+
+    @cached_property
+    def given_back(self) -> Floats:
+        """When each request's give-back completed (``Operation.refund``): NaN for one never
+        given back, +inf for a give-back that never answered."""
+        refunds = map(_REFUND, self.operations)
+        return np.fromiter(
+            (np.nan if r is None else np.inf if r[1] is None else r[1] for r in refunds),
+            np.float64,
+            len(self.operations),
+        )
 
     @cached_property
     def end(self) -> Floats:

@@ -230,12 +230,13 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
         most = 0
         for k in range(*_widened(windows_touched(op.invoke - origin, last - origin, window))):
             until = min(last, (k + 1) * window + origin + EDGE)
-            most = max(most, placeable.within(k * window + origin - EDGE, until))
+            since = k * window + origin - EDGE
+            most = max(most, placeable.within(since, until, before=op.invoke))
         return most
 
     # most_used at the window of its invoke, for every rejection at once
     first, last = instants(line)
     k = np.floor((first - origin) / window)
     until = np.minimum(last, (k + 1) * window + origin + EDGE)
-    at_least = placeable.within_each(k * window + origin - EDGE, until)
+    at_least = placeable.within_each(k * window + origin - EDGE, until, before=first)
     return wrongful(line, most_used, limit, "admissions in its window", at_least=at_least)

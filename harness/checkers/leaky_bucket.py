@@ -153,6 +153,8 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     columns, maybe = line.columns, line.maybe_at
     now, invoke = columns.now[maybe], columns.invoke[maybe]
     unknown = columns.outcome[maybe] == UNKNOWN
+    if columns.refunded:  # one given back was admitted: queued any time before it left
+        unknown &= np.isnan(columns.given_back[maybe])
     joined = np.where(np.isnan(now), np.where(unknown, invoke, -math.inf), now)  # _accepted
     accepted_array = np.sort(joined)
     gone_array = np.sort(np.maximum(joined, columns.end[maybe]))

@@ -44,16 +44,16 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
         highest = 0.0
         for t in [*instants, *(k * window for k in boundaries)]:
             start = math.floor(t / window) * window
-            current = placeable.within(start, t)
+            current = placeable.within(start, t, before=op.invoke)
             # completed in [start - window, start): certainly not current, maybe previous
-            previous_only = placeable.within(start - window, t) - current
+            previous_only = placeable.within(start - window, t, before=op.invoke) - current
             highest = max(highest, current + previous_only * (1 - (t - start) / window))
         return highest
 
     first, _ = instants(line)  # most_used at each rejection's invoke, for all at once
     start = np.floor(first / window) * window
-    current = placeable.within_each(start, first)
-    previous_only = placeable.within_each(start - window, first) - current
+    current = placeable.within_each(start, first, before=first)
+    previous_only = placeable.within_each(start - window, first, before=first) - current
     at_least = current + previous_only * (1 - (first - start) / window)
     return wrongful(line, most_used, limit, "of the estimate", at_least=at_least)
 

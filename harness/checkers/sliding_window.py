@@ -33,9 +33,9 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
 
     def most_used(op: Operation) -> float:
         instants = [op.invoke, *placeable.invoked_between(op.invoke, decided_by(op))]
-        return max(placeable.within(t - reach, t) for t in instants)
+        return max(placeable.within(t - reach, t, before=op.invoke) for t in instants)
 
     first, _ = instants(line)  # most_used at each rejection's invoke, for all at once
-    at_least = placeable.within_each(first - reach, first)
+    at_least = placeable.within_each(first - reach, first, before=first)
     unit = "admissions in the window before it"
     return wrongful(line, most_used, limit, unit, at_least=at_least)

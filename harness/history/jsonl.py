@@ -7,7 +7,9 @@ string); ``invoke``, ``complete`` and the optional ``now`` are seconds; ``comple
 an operation that never completed, whose outcome must then be ``unknown``, and is never before
 ``invoke``. The optional ``keys`` lists the Redis keys the operation touched, where the driver
 saw them. The optional ``cost``, a whole number from 1 (the default), is how many units of the
-budget the request asked for. No other field is allowed. Blank lines are skipped.
+budget the request asked for. The optional ``refund``, on an allowed operation only, says it was
+given back: ``[invoke, complete]`` of the give-back, ``complete`` null when it never answered.
+No other field is allowed. Blank lines are skipped.
 """  # noqa: E501
 
 from __future__ import annotations
@@ -78,9 +80,18 @@ def _usual_lines(lines: list[bytes]) -> list[Operation] | None:
     if all(
         op.invoke <= op.complete if op.complete is not None else op.outcome is _UNKNOWN
         for op in operations
-    ):
+    ) and not any(op.refund is not None and _refund_problem(op) for op in operations):
         return operations
     return None
+
+
+def _refund_problem(op: Operation) -> str | None:
+    refund = op.refund
+    if refund is None:
+        return None
+    if refund[1] is not None and refund[1] < refund[0]:
+        return f"'refund' completes at {refund[1]!r}, before its invoke {refund[0]!r}"
+    return fields.refund_problem(refund, op.complete, op.outcome)
 
 
 def write_history(path: str | os.PathLike[str], operations: Iterable[Operation]) -> None:
@@ -115,6 +126,8 @@ def format_operation(operation: Operation) -> str:
     touched = f', "keys": {json.dumps(list(operation.keys))}' if operation.keys else ""
     if operation.cost != 1:
         touched += f', "cost": {_cost(operation.cost)}'
+    if operation.refund is not None:
+        touched += f', "refund": {_refund(operation, operation.refund)}'
     return (
         f'{{"process": {json.dumps(process)}, "key": {json.dumps(key)}, "invoke": {invoke!r}, '
         f'"complete": {"null" if complete is None else repr(complete)}, '
@@ -160,7 +173,7 @@ def _usual(values: tuple[Any, ...]) -> bool:
 
 def _checked(record: object) -> Operation:
     """The operation of a record that is not ``_usual``, or InvalidRecord saying why not."""
-    checked = fields.fields_of(record, _REQUIRED, ("now", "keys", "cost"))
+    checked = fields.fields_of(record, _REQUIRED, ("now", "keys", "cost", "refund"))
     process = checked["process"]
     if type(process) is int:
         process = str(process)
@@ -181,7 +194,11 @@ def _checked(record: object) -> Operation:
     problem = fields.timing_problem(invoke, complete, outcome)
     if problem:
         raise InvalidRecord(problem)
-    return Operation(process, key, invoke, complete, outcome, now, tuple(touched), cost)
+    refund = fields.refund(checked) if checked.get("refund") is not None else None
+    problem = refund and fields.refund_problem(refund, complete, outcome)
+    if problem:
+        raise InvalidRecord(problem)
+    return Operation(process, key, invoke, complete, outcome, now, tuple(touched), cost, refund)
 
 
 def _writable(
@@ -208,6 +225,21 @@ def _cost(value: object) -> int:
     if type(value) is not int or value < 1:
         raise ValueError(f"cannot write cost {value!r}: it must be a whole number from 1")
     return value
+
+
+def _refund(operation: Operation, refund: tuple[float, float | None]) -> str:
+    """The ``refund`` field's JSON, or ValueError saying why it cannot be written (a caller may
+    have put anything there: a pair of numbers is checked, not assumed)."""
+    given: tuple[float, float | None] = (0.0, None)
+    try:
+        invoke, complete = refund
+        given = (_finite(invoke), None if complete is None else _finite(complete))
+        problem = _refund_problem(operation._replace(refund=given))
+    except (TypeError, ValueError) as error:
+        problem = str(error)
+    if problem:
+        raise ValueError(f"cannot write the refund of {operation!r}: {problem}")
+    return json.dumps(list(given))
 
 
 def _finite(value: object) -> float:

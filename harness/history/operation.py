@@ -19,7 +19,9 @@ class Operation(NamedTuple):
     ``now`` is the instant the limiter itself believed it was, when it said. ``keys`` are the
     Redis keys the operation touched, where the driver saw them (for the collision check).
     ``cost`` is how many units of the budget the request asks for (a weighted request: tokens
-    for an LLM call, bytes, a batch); 1 for most.
+    for an LLM call, bytes, a batch); 1 for most. ``refund`` is set on an admitted request that
+    was given back (its work failed downstream, say): when the give-back was invoked, and when
+    it completed (None: it never answered, so it may or may not have taken effect).
 
     A named tuple: immutable, and cheap to build by the million."""
 
@@ -31,6 +33,7 @@ class Operation(NamedTuple):
     now: float | None = None
     keys: tuple[str, ...] = ()
     cost: int = 1
+    refund: tuple[float, float | None] | None = None
 
     @property
     def latency(self) -> float | None:

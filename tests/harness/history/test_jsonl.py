@@ -30,6 +30,8 @@ OPERATIONS = [
     Operation("app-3", "user-2", 2.0, None, U),
     Operation("app-3", "user-2", 2.0, 2.75, U, -1.5),
     Operation("app-4", "user-3", 3.0, 3.25, A, None, ("rl:{user-3}", "rl:{user-3}:7")),
+    Operation("app-4", "user-3", 4.0, 4.25, A, refund=(4.5, 4.75)),
+    Operation("app-4", "user-3", 5.0, 5.25, A, refund=(5.25, None)),
 ]
 GOOD = '{"process": "p", "key": "k", "invoke": 1.0, "complete": 2.0, "outcome": "allowed"}'
 
@@ -132,6 +134,21 @@ def test_accepts_an_integer_process_integer_times_and_blank_lines(tmp_path: Path
         (GOOD.replace("}", ', "now": -Infinity}'), "non-finite time: 'now' is -inf"),
         (GOOD.replace("2.0", "0.5"), "'complete' 0.5 is before 'invoke' 1.0"),
         (GOOD.replace("2.0", "null"), "'complete' is null but the outcome is 'allowed'"),
+        (GOOD.replace("}", ', "refund": 3.0}'), "wrong type: 'refund' must be [invoke, complete]"),
+        (GOOD.replace("}", ', "refund": [3.0]}'), "wrong type: 'refund' must be [invoke, complete"),
+        (
+            GOOD.replace("}", ', "refund": [1.5, 3]}'),
+            "given back at 1.5, before it completed at 2.0",
+        ),
+        (
+            GOOD.replace("}", ', "refund": [3, 2.5]}'),
+            "'refund' completes at 2.5, before its invoke",
+        ),
+        (GOOD.replace("}", ', "refund": [3, "x"]}'), "wrong type: 'refund[1]' must be a number"),
+        (
+            GOOD.replace("allowed", "rejected").replace("}", ', "refund": [3, 4]}'),
+            "only an allowed request can be given back; this one was 'rejected'",
+        ),
     ],
 )
 def test_each_bad_line_is_one_line_naming_file_and_line(
@@ -169,6 +186,9 @@ def test_an_unreadable_history_names_the_os_reason(tmp_path: Path) -> None:
         (Operation("p", "k", 1.0, 2.0, A, math.inf), "inf is not a finite number"),
         (Operation("p", 3, 1.0, 2.0, A), "process and key must be strings"),  # type: ignore[arg-type]
         (Operation("p", "k", 1.0, 2.0, "maybe"), "'maybe' is not a valid Outcome"),  # type: ignore[arg-type]
+        (Operation("p", "k", 1.0, 2.0, A, refund=(1.5, 3.0)), "before it completed at 2.0"),
+        (Operation("p", "k", 1.0, 2.0, A, refund=(3.0, math.nan)), "nan is not a finite"),
+        (Operation("p", "k", 1.0, 2.0, A, refund=3.0), "cannot unpack"),  # type: ignore[arg-type]
     ],
 )
 def test_refuses_to_write_what_it_would_not_read(
