@@ -327,6 +327,12 @@ def add_system_options(command: argparse.ArgumentParser) -> None:
         help="what a request to the default endpoint costs: a whole number, or the header that "
         "carries each request's (default: 1)",
     )
+    command.add_argument(
+        "--refund",
+        choices=("never", "failed"),  # harness.load.rules' REFUND (imported when run)
+        help="give back a request to the default endpoint that the app failed (4xx, 5xx: "
+        "failed), or never (default: never)",
+    )
     command.add_argument("--config", help="rules per endpoint, TOML (default: the built-in rules)")
     command.add_argument("--instances", type=int, default=4, help="app instances (default: 4)")
     command.add_argument("--cluster", action="store_true", help="a local Redis Cluster")

@@ -17,6 +17,7 @@ from ratelimit_harness.limiters.colleague import Colleague
 from ratelimit_harness.limiters.fixed_window_first_lua import FixedWindowFirstLua
 from ratelimit_harness.limiters.fixed_window_incr_expire import FixedWindowIncrExpire
 from ratelimit_harness.limiters.fixed_window_lua import FixedWindowLua
+from ratelimit_harness.limiters.fixed_window_refund_get_set import FixedWindowRefundGetSet
 from ratelimit_harness.limiters.fixed_window_setnx_incr import FixedWindowSetnxIncr
 from ratelimit_harness.limiters.fixed_windows_lua import FixedWindowsLua
 from ratelimit_harness.limiters.fixed_windows_two_trips import FixedWindowsTwoTrips
@@ -53,6 +54,8 @@ class Entry:
     note: str = ""
     race: str | None = None  # the policy a race uses, when its kind's small one will not do
     costs: tuple[int, ...] = (1,)  # what a raced request may cost: a weighted limiter's several
+    # the flaws only a run that gives requests back shows (``load``, a rule's refund = "failed")
+    given_back: Mapping[Flaw, str] = field(default_factory=dict)
 
     @property
     def policy_kind(self) -> str:
@@ -84,6 +87,7 @@ PER_SECOND_AND_MINUTE = "fixed-window:limit=10,window=1 + fixed-window:limit=100
 SEVERAL_LIMITS = "several limits at once, the most common configuration of released limiters"
 WEIGHTED = "weighted requests (tokens for an LLM call, bytes, a batch), as released limiters take"
 # a second window whose edge falls inside the first's, so that one refills while the other holds
+GIVEN_BACK = "requests given back when their work fails (express-rate-limit's skipFailedRequests)."
 RACED_WINDOWS = "fixed-window:limit=1,window=10 + fixed-window:limit=1,window=15"
 RACED_WEIGHTED = "token-bucket:capacity=2,rate=0.2"  # room for a request of 2, or two of 1
 
@@ -136,7 +140,26 @@ ENTRIES = (
         note="over-admission is not in the chapter (neither the recreated counter nor clock "
         "skew); the race explorer showed it, and the wrongful rejection under skew",
     ),
-    Entry("fixed-window-lua", FixedWindowLua, FIXED, "Part 7 Lua check-and-increment, server time"),
+    Entry(
+        "fixed-window-lua",
+        FixedWindowLua,
+        FIXED,
+        "Part 7 Lua check-and-increment, server time; gives a request back in one script",
+    ),
+    Entry(
+        "fixed-window-refund-get-set",
+        FixedWindowRefundGetSet,
+        FIXED,
+        "fixed-window-lua, but gives a request back by HMGET, then HSET of the count less it",
+        given_back={
+            OVER: "Part 7's GET-then-SET, in the give-back: a request another instance admits "
+            "between the two trips is written over, and the window admits one more",
+            WRONG: "two give-backs read the same count and write it less one each: one is "
+            "lost, and the window refuses a request it had room for",
+        },
+        note=f"not in the chapter: {GIVEN_BACK} Its flaw is in the give-back, which only load "
+        "asks for: a race judges its check, the same script as fixed-window-lua's",
+    ),
     Entry(
         "fixed-window-first-lua",
         FixedWindowFirstLua,

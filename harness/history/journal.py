@@ -5,7 +5,11 @@
 
 ``op`` numbers the operations of one journal. The invoke record is written before the operation
 runs, the complete record once it has ended; ``time`` is seconds on the clock every process
-shares, ``now`` the instant the limiter believed it was (or null).
+shares, ``now`` the instant the limiter believed it was (or null). An allowed request given
+back (``Operation.refund``) gets two more, written the same way around the give-back:
+
+    {"event": "refund", "op": 7, "time": 1700000000.26}
+    {"event": "refunded", "op": 7, "time": 1700000000.2604}
 """
 
 from __future__ import annotations
@@ -37,6 +41,18 @@ class Completed(NamedTuple):
     now: float | None
 
 
+class GivenBack(NamedTuple):
+    """A give-back of operation ``op``: ``event`` is ``refund`` (about to run) or ``refunded``
+    (it answered)."""
+
+    op: int
+    time: float
+    event: str
+
+
+GIVE_BACK_EVENTS = ("refund", "refunded")
+
+
 def invoke_line(op: int, process_json: str, key_json: str, time: float, cost: int = 1) -> bytes:
     """The invoke record; ``process_json`` and ``key_json`` are the strings already in JSON
     (``json.dumps``), ``time`` a finite float, ``cost`` a whole number from 1 (written only when
@@ -57,7 +73,12 @@ def complete_line(op: int, time: float, outcome_json: str, now: float | None) ->
     ).encode()
 
 
-def event_from_record(record: object) -> Invoked | Completed:
+def give_back_line(op: int, time: float, event: str) -> bytes:
+    """A ``refund`` or ``refunded`` record (``time`` a finite float)."""
+    return f'{{"event": "{event}", "op": {op}, "time": {time!r}}}\n'.encode()
+
+
+def event_from_record(record: object) -> Invoked | Completed | GivenBack:
     """The event one decoded journal line holds. Raises InvalidRecord saying what is wrong."""
     if type(record) is dict:  # the usual records, valid as they are; the rest go to _checked
         event, op, time = record.get("event"), record.get("op"), record.get("time")
@@ -77,7 +98,7 @@ def event_from_record(record: object) -> Invoked | Completed:
     return _checked(record)
 
 
-def _checked(record: object) -> Invoked | Completed:
+def _checked(record: object) -> Invoked | Completed | GivenBack:
     """The event of a record that is not one of the usual, or InvalidRecord saying why not."""
     event = record.get("event") if isinstance(record, dict) else None
     if event == "invoke":
@@ -100,6 +121,10 @@ def _checked(record: object) -> Invoked | Completed:
             fields.outcome(checked),
             fields.seconds_or_null(checked, "now"),
         )
+    if event in GIVE_BACK_EVENTS:
+        checked = fields.fields_of(record, ("event", "op", "time"))
+        return GivenBack(fields.integer(checked, "op"), fields.seconds(checked, "time"), event)
     optional = (*_INVOKE_FIELDS, *_COMPLETE_FIELDS, "now", "cost")
     checked = fields.fields_of(record, ("event",), optional)
-    raise InvalidRecord(f"unknown event {checked['event']!r} (expected invoke or complete)")
+    expected = "invoke, complete, refund or refunded"
+    raise InvalidRecord(f"unknown event {checked['event']!r} (expected {expected})")

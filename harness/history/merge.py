@@ -7,7 +7,12 @@ from collections.abc import Iterable
 from operator import attrgetter
 
 from ratelimit_harness.harness.history.errors import HistoryError
-from ratelimit_harness.harness.history.journal import Completed, Invoked, event_from_record
+from ratelimit_harness.harness.history.journal import (
+    Completed,
+    GivenBack,
+    Invoked,
+    event_from_record,
+)
 from ratelimit_harness.harness.history.jsonl import write_history
 from ratelimit_harness.harness.history.operation import Operation, Outcome
 from ratelimit_harness.harness.history.records import collector_paused, read_batches
@@ -18,7 +23,8 @@ def merge_journals(paths: Iterable[str | os.PathLike[str]]) -> list[Operation]:
     of ``paths``, then of each journal).
 
     Each invoke is paired with its completion. An operation never completed (its process died,
-    or stopped first) is kept, with outcome unknown and ``complete`` None. A journal's last line
+    or stopped first) is kept, with outcome unknown and ``complete`` None. A give-back begun
+    and never answered is kept as ``refund`` (its invoke, None). A journal's last line
     without its newline (a write cut short by a kill) is ignored. Raises HistoryError, naming
     the file and line, for any other bad line: not a journal record, an operation invoked twice,
     completed twice, completed without an invoke before it, or completed before its invoke.
@@ -44,8 +50,16 @@ def _operations(path: str | os.PathLike[str]) -> list[Operation]:
     """One journal's operations, in the order they were invoked."""
     invoked: dict[int, tuple[int, Invoked]] = {}
     completed: dict[int, tuple[int, Completed]] = {}
+    given_back: dict[int, tuple[float, float | None]] = {}
     for numbers, events in read_batches(path, event_from_record, drop_torn_tail=True):
         for number, event in zip(numbers, events, strict=True):
+            if isinstance(event, GivenBack):
+                problem = _give_back_problem(event, completed.get(event.op), given_back)
+                if problem:
+                    raise HistoryError(problem, path, number)
+                begun = given_back.get(event.op, (event.time, None))[0]
+                given_back[event.op] = (begun, None if event.event == "refund" else event.time)
+                continue
             if isinstance(event, Invoked):
                 if event.op in invoked:
                     first = invoked[event.op][0]
@@ -57,15 +71,43 @@ def _operations(path: str | os.PathLike[str]) -> list[Operation]:
             if problem:
                 raise HistoryError(problem, path, number)
             completed[event.op] = (number, event)
-    return [_operation(begun, completed.get(op)) for op, (_, begun) in invoked.items()]
+    return [
+        _operation(begun, completed.get(op), given_back.get(op))
+        for op, (_, begun) in invoked.items()
+    ]
 
 
-def _operation(begun: Invoked, completion: tuple[int, Completed] | None) -> Operation:
+def _operation(
+    begun: Invoked,
+    completion: tuple[int, Completed] | None,
+    refund: tuple[float, float | None] | None,
+) -> Operation:
     process, key, invoked, cost = begun.process, begun.key, begun.time, begun.cost
     if completion is None:
         return Operation(process, key, invoked, None, Outcome.UNKNOWN, cost=cost)
     ended = completion[1]
-    return Operation(process, key, invoked, ended.time, ended.outcome, ended.now, cost=cost)
+    return Operation(
+        process, key, invoked, ended.time, ended.outcome, ended.now, cost=cost, refund=refund
+    )
+
+
+def _give_back_problem(
+    event: GivenBack,
+    ended: tuple[int, Completed] | None,
+    given_back: dict[int, tuple[float, float | None]],
+) -> str | None:
+    op, begun = event.op, given_back.get(event.op)
+    if ended is None or ended[1].outcome is not Outcome.ALLOWED:
+        return f"operation {op} is given back but did not complete allowed before"
+    if event.event == "refund" and begun is not None:
+        return f"operation {op} given back again"
+    if event.event == "refunded" and (begun is None or begun[1] is not None):
+        return f"operation {op}'s give-back answers but was not begun, or answered before"
+    if event.time < (ended[1].time if begun is None else begun[0]):
+        return (
+            f"operation {op}'s give-back at {event.time!r} is out of order: did the clock go back?"
+        )
+    return None
 
 
 def _completion_problem(

@@ -10,7 +10,7 @@ import time
 from collections.abc import Callable
 from types import TracebackType
 
-from ratelimit_harness.harness.history.journal import complete_line, invoke_line
+from ratelimit_harness.harness.history.journal import complete_line, give_back_line, invoke_line
 from ratelimit_harness.harness.history.operation import Outcome
 
 _OUTCOME_JSON = {outcome: json.dumps(outcome.value) for outcome in Outcome}
@@ -22,7 +22,8 @@ class Recorder:
     """Appends one process's journal (see ``harness.history.journal``), a record at a time.
 
     ``invoke(key)`` records an operation about to run, before it runs, and returns its token;
-    ``complete(token, outcome, now)`` records how it ended. Each record reaches the OS in one
+    ``complete(token, outcome, now)`` records how it ended; ``give_back(token)`` and
+    ``given_back(token)``, around the give-back of an allowed one. Each record reaches the OS in one
     ``os.write`` on an ``O_APPEND`` descriptor (more only if the OS takes part of it, as on a
     full disk), nothing buffered in Python, so a process killed at any point loses only the
     operations in flight, which the journal still shows as invoked (a crash of the machine
@@ -83,6 +84,18 @@ class Recorder:
         except KeyError:
             raise ValueError(f"operation {token!r} is not in flight in {self.path}") from None
         self._write(line)
+
+    def give_back(self, token: int) -> None:
+        """Record that the allowed operation ``token`` is about to be given back (its work
+        failed downstream, say); ``given_back(token)`` once the give-back has answered."""
+        if token in self._in_flight:
+            raise ValueError(f"operation {token!r} has not completed in {self.path}")
+        self._write(give_back_line(token, self._time(), "refund"))
+
+    def given_back(self, token: int) -> None:
+        """Record that the give-back of ``token`` answered (it took effect, or was refused: the
+        limiter's business; a give-back that raised is never marked so)."""
+        self._write(give_back_line(token, self._time(), "refunded"))
 
     def close(self) -> None:
         if self._fd >= 0:

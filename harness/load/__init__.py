@@ -13,3 +13,4 @@ verdict of what both sides recorded.
 """
 
 ENV = "HARNESS_LOAD_"  # the prefix of the variables that carry a run's settings to its processes
+FAIL_HEADER = "X-Fail"  # a request the app answers 502, as if what it depends on had failed

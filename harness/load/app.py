@@ -2,7 +2,7 @@
 
     POST /login      the chapter's brute-force target
     POST /send-otp   queues an SMS through the outbound leaky bucket (Part 6)
-    GET  /api/...    reads, by tier
+    GET  /api/...    reads, by tier (a request with ``X-Fail`` fails: 502, as if downstream had)
     GET  /healthz    unlimited: is this instance up
 
 ``create_app()`` is the factory each instance process runs (``granian --factory``); it reads
@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from ratelimit_harness.harness.history.loads import OUTBOUND
-from ratelimit_harness.harness.load import ENV
+from ratelimit_harness.harness.load import ENV, FAIL_HEADER
 from ratelimit_harness.harness.load.instance_clocks import CLOCK_FILE, true_clock
 from ratelimit_harness.harness.load.journals import Journals
 from ratelimit_harness.harness.load.middleware import RateLimitMiddleware
@@ -106,6 +106,11 @@ def create_app(settings: InstanceSettings | None = None) -> Any:
     async def ok(request: Request) -> JSONResponse:
         return JSONResponse({"ok": True, "instance": settings.name})
 
+    async def api(request: Request) -> JSONResponse:
+        if FAIL_HEADER in request.headers:  # a failure downstream, for rules that give back
+            return JSONResponse({"error": "downstream_failed"}, status_code=502)
+        return await ok(request)
+
     async def send_otp(request: Request) -> JSONResponse:
         decision = await outbound.send(request.scope.get("state", {}).get("identity", "?"))
         if decision is None:
@@ -120,7 +125,7 @@ def create_app(settings: InstanceSettings | None = None) -> Any:
         routes=[
             Route("/login", ok, methods=["POST"]),
             Route("/send-otp", send_otp, methods=["POST"]),
-            Route("/api/{rest:path}", ok, methods=["GET"]),
+            Route("/api/{rest:path}", api, methods=["GET"]),
             Route("/healthz", ok, methods=["GET"]),
         ]
     )

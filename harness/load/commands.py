@@ -150,4 +150,4 @@ def _rules(args: argparse.Namespace, service: Service | None = None) -> Rules:
             "--limiter is the harness's app's: with --service or --target, yours decides"
         )
     rules = load_rules(args.config, served=service is not None)
-    return rules.with_default(args.limiter, args.policy, args.judge_by, args.cost)
+    return rules.with_default(args.limiter, args.policy, args.judge_by, args.cost, args.refund)

@@ -43,12 +43,12 @@ from ratelimit_harness.harness.checkers import check
 from ratelimit_harness.harness.checkers.allowance import allowance
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.errors import InvalidRecord
-from ratelimit_harness.harness.history.journal import Completed, event_from_record
+from ratelimit_harness.harness.history.journal import Completed, GivenBack, event_from_record
 from ratelimit_harness.harness.history.jsonl import operation_from_record
 from ratelimit_harness.harness.history.loads import OUTBOUND
 from ratelimit_harness.harness.load.judge import unjudged_kinds
 from ratelimit_harness.harness.load.promises import Promise, broken_promises
-from ratelimit_harness.harness.load.rules import Rule, Rules, rules_from_json
+from ratelimit_harness.harness.load.rules import NEVER, Rule, Rules, rules_from_json
 
 KINDS = ("over-admission", "wrongful-rejection")
 SETTLE = 1.0  # seconds a record takes at most from its stamp to its journal
@@ -67,6 +67,7 @@ class Seen:
     now: float | None = None
     admitted_elsewhere: bool = False  # an admission the SMS provider's record counts instead
     cost: int = 1
+    refund: tuple[float, float | None] | None = None  # its give-back, as far as it was read
 
     def as_of(self, horizon: float) -> Operation | None:
         """The operation as it stood at ``horizon`` (in flight if not completed before it);
@@ -77,7 +78,11 @@ class Seen:
         if self.admitted_elsewhere and self.outcome is Outcome.ALLOWED:
             return None
         ended = (self.complete, self.outcome, self.now)
-        return Operation(self.process, self.key, self.invoke, *ended, cost=self.cost)
+        refund = None
+        if self.refund is not None and self.refund[0] < horizon:  # begun: answered by then?
+            answered = self.refund[1] is not None and self.refund[1] < horizon
+            refund = (self.refund[0], self.refund[1] if answered else None)
+        return Operation(self.process, self.key, self.invoke, *ended, cost=self.cost, refund=refund)
 
 
 @dataclass
@@ -98,6 +103,7 @@ class RuleState:
     rule: Rule
     keys: dict[str, KeyState] = field(default_factory=lambda: defaultdict(KeyState))
     in_flight: dict[tuple[str, int], Seen] = field(default_factory=dict)  # by (journal, op)
+    admitted: dict[tuple[str, int], Seen] = field(default_factory=dict)  # to give back, if any
     stamped: dict[Path, float] = field(default_factory=dict)  # each journal's latest instant
     ahead: list[tuple[float, str]] = field(default_factory=list)  # (instant, key), a heap
     horizon: float = -math.inf
@@ -186,6 +192,14 @@ class LiveJudge:
                 seen = state.in_flight.pop((path.name, event.op), None)
                 if seen is not None:
                     seen.complete, seen.outcome, seen.now = event.time, event.outcome, event.now
+                    heapq.heappush(state.ahead, (event.time, seen.key))
+                    if state.rule.refund != NEVER and event.outcome is Outcome.ALLOWED:
+                        state.admitted[(path.name, event.op)] = seen
+            elif isinstance(event, GivenBack):
+                seen = state.admitted.get((path.name, event.op))
+                if seen is not None:
+                    begun = event.time if seen.refund is None else seen.refund[0]
+                    seen.refund = (begun, None if event.event == "refund" else event.time)
                     heapq.heappush(state.ahead, (event.time, seen.key))
             else:
                 seen = Seen((path.name, event.op), event.process, event.key, event.time)

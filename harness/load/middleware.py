@@ -15,6 +15,11 @@ way for sync code), whose idle threads also hold a stopping instance for 10 s. A
 raises answers 503 (a rule's ``on_error = "closed"``, the default) or lets the request through
 with ``X-RateLimit-Unchecked: RULE`` and no rate-limit headers (``"open"``): either way the
 request may or may not have counted, so it is journalled ``unknown``.
+
+A rule with ``refund = "failed"`` gives back an admitted request the app answered with 400 or
+more (express-rate-limit's ``skipFailedRequests``): once the app has answered, the middleware
+calls the limiter's ``refund(identity, decision)`` (``refund(identity, decision, cost)`` for a
+weighted request), journalled around the call (``Recorder.give_back``).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ratelimit_harness.harness.history import Outcome
 from ratelimit_harness.harness.load.headers import UNCHECKED_HEADER, response_headers
 from ratelimit_harness.harness.load.journals import Journals
-from ratelimit_harness.harness.load.rules import Rule, Rules, tier_of
+from ratelimit_harness.harness.load.rules import FAILED, Rule, Rules, tier_of
 from ratelimit_harness.harness.loopback import loopback_address
 from ratelimit_harness.limiters import Decision, Limiter
 from ratelimit_harness.limiters.base import check_args
@@ -94,7 +99,7 @@ class RateLimitMiddleware:
             body = {"error": "bad_cost", "rule": rule.name, "message": f"{rule.cost}: 1 or more"}
             await _json(send, 400, body, [])
             return
-        decision = self.decide(rule, identity, cost)
+        decision, token = self.decide(rule, identity, cost)
         if decision is None and rule.on_error == "open":
             unchecked = [(UNCHECKED_HEADER, rule.name)]
             await self.app(scope, receive, _with_headers(send, unchecked))
@@ -107,12 +112,15 @@ class RateLimitMiddleware:
             await _json(send, 429, _refusal(rule, decision), told)
             return
         scope.setdefault("state", {})["identity"] = identity
-        await self.app(scope, receive, _with_headers(send, told))
+        status = _Status(_with_headers(send, told))
+        await self.app(scope, receive, status.send)
+        if rule.refund == FAILED and status.code >= 400:
+            self.give_back(rule, identity, cost, decision, token)
 
-    def decide(self, rule: Rule, identity: str, cost: int = 1) -> Decision | None:
+    def decide(self, rule: Rule, identity: str, cost: int = 1) -> tuple[Decision | None, int]:
         """The rule's decision for ``identity`` (a request of ``cost``: asked as
-        ``check(identity, cost)`` when that is not 1), journalled; None when the limiter
-        failed."""
+        ``check(identity, cost)`` when that is not 1), journalled, and its journal token; None
+        when the limiter failed."""
         journal = self.journals[rule.name]
         token = journal.invoke(identity, cost)
         check = self.limiters[rule.name].check
@@ -122,10 +130,29 @@ class RateLimitMiddleware:
         except Exception as error:  # a user's limiter may raise anything
             journal.complete(token, Outcome.UNKNOWN)
             self._report(rule, error)
-            return None
+            return None, token
         outcome = Outcome.ALLOWED if decision.allowed else Outcome.REJECTED
         journal.complete(token, outcome, decision.now)
-        return decision
+        return decision, token
+
+    def give_back(
+        self, rule: Rule, identity: str, cost: int, decision: Decision, token: int
+    ) -> None:
+        """Give back the admitted request ``token``, journalled around the call. A give-back
+        that raises is left begun, never answered: it may or may not have taken effect."""
+        refund = getattr(self.limiters[rule.name], "refund", None)
+        if not callable(refund):
+            self._report(rule, TypeError("the limiter has no refund(identity, decision)"))
+            return
+        journal = self.journals[rule.name]
+        journal.give_back(token)
+        asked = (f"{self.tag}:{rule.name}:{identity}", decision, *([cost] if cost != 1 else []))
+        try:
+            refund(*asked)
+        except Exception as error:  # a user's limiter may raise anything
+            self._report(rule, error)
+            return
+        journal.given_back(token)
 
     def _report(self, rule: Rule, error: Exception) -> None:
         if rule.name not in self._reported:  # once per rule, not once per request
@@ -133,6 +160,19 @@ class RateLimitMiddleware:
             text = f"{type(error).__name__}: {error}"
             print(f"{self.journals.process}: rule {rule.name!r}: {text}", file=sys.stderr)
             self.journals.note_error(rule.name, text)
+
+
+class _Status:
+    """A ``send`` that notes the status the app answered with."""
+
+    def __init__(self, send: Send) -> None:
+        self.code = 0
+        self._send = send
+
+    async def send(self, message: Message) -> None:
+        if message["type"] == "http.response.start":
+            self.code = message["status"]
+        await self._send(message)
 
 
 def _header(headers: dict[bytes, bytes], name: str) -> str | None:

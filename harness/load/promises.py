@@ -10,6 +10,9 @@ window, and certainly came before the request was sent, leave fewer than ``r`` a
 - sliding window: admissions invoked after its completion minus the window, completed before
   it was sent.
 
+An admission given back (``Operation.refund``) counts only if its give-back began after the
+promise was received.
+
 Each Locust process appends the promises it was given, one line per admitted request, to
 ``RUN_DIR/promises/RULE/<process>-<pid>.jsonl`` (``PromiseLog``). Buckets and the sliding
 counter refill or weigh continuously; they are held only to ``r < budget`` (``truth.py``).
@@ -92,7 +95,10 @@ def broken_promises(
         before = [
             op
             for op in admitted.get(promise.key, [])
-            if op.invoke >= since and op.complete is not None and op.complete < promise.invoke
+            if op.invoke >= since
+            and op.complete is not None
+            and op.complete < promise.invoke
+            and (op.refund is None or op.refund[0] >= promise.complete)  # not given back by then
         ]
         room = limit - 1 - len(before)
         if promise.remaining > room:

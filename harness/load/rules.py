@@ -15,6 +15,7 @@ the calls ``/send-otp`` makes to the SMS provider (Part 6's leaky bucket)::
     # on_error = "closed"                # when its limiter fails: "closed" (503) or "open" (admit)
     # cost = "X-Cost"                    # optional: what a request costs: a whole number, or the
     #                                    # request header that carries it (1 when absent)
+    # refund = "failed"                  # optional: give back a request the app failed (4xx, 5xx)
 
     [outbound]
     limiter = "leaky-bucket"
@@ -48,9 +49,10 @@ from ratelimit_harness.limiters import CATALOGUE, Policy, resolve
 TIERS = ("free", "pro")
 _FIELDS = (
     *("name", "path", "limiter", "policy", "tier", "judged_by", "identity", "keys", "on_error"),
-    "cost",
+    *("cost", "refund"),
 )
 ON_ERROR = ("closed", "open")
+NEVER, FAILED = REFUND = ("never", "failed")  # which admitted requests a rule gives back
 API_KEY_HEADER = "X-API-Key"
 SERVICE = "service"  # the limiter of a rule that a service of the user's own enforces
 
@@ -76,6 +78,7 @@ class Rule:
     keys: str | None = None  # a glob of its keys in Redis; None: the harness's own naming
     on_error: str = ON_ERROR[0]  # when its limiter fails: refuse (503), or admit unchecked
     cost: str = "1"  # what a request costs: a whole number, or the header that carries it
+    refund: str = NEVER  # "failed": give back a request the app answered with 400 or more
 
     def cost_of(self, header: Callable[[str], str | None]) -> int | None:
         """What a request costs, given how to read one of its headers (``header(name)``): the
@@ -137,11 +140,12 @@ class Rules:
         policy: str | None,
         judged_by: str | None = None,
         cost: str | None = None,
+        refund: str | None = None,
     ) -> Rules:
         """These rules with the default endpoint's rule (``api``) set to ``limiter``,
-        ``policy``, ``judged_by`` and ``cost``. Without a policy, a catalogue limiter that
-        cannot enforce the rule's kind gets the catalogue's example policy."""
-        if limiter is None and policy is None and judged_by is None and cost is None:
+        ``policy``, ``judged_by``, ``cost`` and ``refund``. Without a policy, a catalogue
+        limiter that cannot enforce the rule's kind gets the catalogue's example policy."""
+        if (limiter, policy, judged_by, cost, refund) == (None,) * 5:
             return self
         rule = self.named(DEFAULT_RULE)
         limiter = limiter or rule.limiter
@@ -151,7 +155,12 @@ class Rules:
             policy = rule.policy if keeps or entry is None else entry.policy
         judged_by = judged_by or rule.judged_by
         changed = replace(
-            rule, limiter=limiter, policy=policy, judged_by=judged_by, cost=cost or rule.cost
+            rule,
+            limiter=limiter,
+            policy=policy,
+            judged_by=judged_by,
+            cost=cost or rule.cost,
+            refund=refund or rule.refund,
         )
         return validated(
             tuple(changed if r.name == DEFAULT_RULE else r for r in self.rules), self.outbound
@@ -301,7 +310,11 @@ def _check(rule: Rule) -> list[str]:
             return []
         builder = resolve(rule.limiter)
         if rule.limiter in CATALOGUE:
-            builder(_ScriptsOnly(), policy)
+            limiter = builder(_ScriptsOnly(), policy)
+            if rule.refund != NEVER and not callable(getattr(limiter, "refund", None)):
+                return [
+                    f"{rule.limiter} cannot give a request back (it has no refund): drop refund"
+                ]
     except ValueError as error:  # PolicyError, PluginError, UnknownLimiter
         return [str(error)]
     return []
@@ -309,17 +322,31 @@ def _check(rule: Rule) -> list[str]:
 
 def _field_problem(rule: Rule) -> str:
     """What is wrong with one of the rule's plain fields ('' when nothing is)."""
-    if rule.on_error not in ON_ERROR:
-        return f"on_error {rule.on_error!r} is not one of {', '.join(ON_ERROR)}"
-    if not _header_name(rule.identity):
-        return f"identity {rule.identity!r} is not a header name"
-    if rule.cost.isdigit() and int(rule.cost) < 1:
-        return f"cost {rule.cost!r}: a request costs 1 or more"
-    if not rule.cost.isdigit() and not _header_name(rule.cost):
-        return f"cost {rule.cost!r} is neither a whole number nor a header name"
-    if rule.limiter == SERVICE and rule.cost != "1":
-        return "a service of your own decides what a request costs: drop cost"
-    return ""
+    problems = [
+        (
+            rule.on_error not in ON_ERROR,
+            f"on_error {rule.on_error!r} is not one of {', '.join(ON_ERROR)}",
+        ),
+        (not _header_name(rule.identity), f"identity {rule.identity!r} is not a header name"),
+        (
+            rule.cost.isdigit() and int(rule.cost) < 1,
+            f"cost {rule.cost!r}: a request costs 1 or more",
+        ),
+        (
+            not rule.cost.isdigit() and not _header_name(rule.cost),
+            f"cost {rule.cost!r} is neither a whole number nor a header name",
+        ),
+        (
+            rule.limiter == SERVICE and rule.cost != "1",
+            "a service of your own decides what a request costs: drop cost",
+        ),
+        (rule.refund not in REFUND, f"refund {rule.refund!r} is not one of {', '.join(REFUND)}"),
+        (
+            rule.limiter == SERVICE and rule.refund != NEVER,
+            "a service of your own gives back what it gives back: drop refund",
+        ),
+    ]
+    return next((problem for wrong, problem in problems if wrong), "")
 
 
 def _header_name(text: str) -> bool:

@@ -34,7 +34,7 @@ from locust.env import Environment
 from locust.runners import WorkerRunner
 
 from ratelimit_harness.harness.history import Outcome
-from ratelimit_harness.harness.load import ENV
+from ratelimit_harness.harness.load import ENV, FAIL_HEADER
 from ratelimit_harness.harness.load.client_view import ClientView, outcome_of
 from ratelimit_harness.harness.load.headers import UNCHECKED_HEADER
 from ratelimit_harness.harness.load.journals import Journals
@@ -120,16 +120,20 @@ class ApiUser(FastHttpUser):
         client_ip: str | None = None,
         name: str | None = None,
         cost: int = 1,
+        fail: bool = False,
     ) -> int:
         """Send one request to the next instance as ``api_key`` (else from ``client_ip``, else
-        from this host), costing ``cost`` where its rule reads a request's cost from a header;
-        journal it, time it, check its headers. Returns the status (0: no answer)."""
+        from this host), costing ``cost`` where its rule reads a request's cost from a header,
+        and failed by the app (502) if ``fail``; journal it, time it, check its headers.
+        Returns the status (0: no answer)."""
         rule = self.pipes.rules.match(path, tier_of(api_key))
         headers = {rule.identity if rule else API_KEY_HEADER: api_key} if api_key else {}
         if client_ip and not api_key:
             headers["X-Forwarded-For"] = client_ip
         if rule and cost != 1 and not rule.cost.isdigit():
             headers[rule.cost] = str(cost)
+        if fail:
+            headers[FAIL_HEADER] = "1"
         journal = self.pipes.journals[rule.name] if rule and self.pipes.journals else None
         began = self._start_time()
         identity = api_key or client_ip or "127.0.0.1"

@@ -217,3 +217,23 @@ def test_first_anchored_keys_are_named_apart_from_aligned_ones(
     aligned = make("fixed-window-lua", client, FIXED, clock)
     assert key_of(first) != key_of(aligned)
     assert key_of(first).endswith(":limit=5,window=2,anchor=first")
+
+
+# --- giving a request back ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ["fixed-window-lua", "fixed-window-refund-get-set"])
+def test_a_request_given_back_makes_room_in_its_own_window_only(
+    name: str, client: redis.Redis, clock: ManualClock
+) -> None:
+    limiter = make(name, client, "fixed-window:limit=2,window=2", clock)
+    first, _ = run(limiter, 2)
+    assert not limiter.check("user:1").allowed
+    limiter.refund("user:1", first)  # type: ignore[attr-defined]
+    assert [d.allowed for d in run(limiter, 2)] == [True, False]
+    advance(clock, client, 2)  # the next window: a give-back of the last one gives nothing
+    late = limiter.check("user:1")
+    limiter.refund("user:1", first)  # type: ignore[attr-defined]
+    assert [d.allowed for d in run(limiter, 2)] == [True, False]
+    limiter.refund("user:1", late, 2)  # type: ignore[attr-defined]  # never below nothing
+    assert [d.allowed for d in run(limiter, 3)] == [True, True, False]

@@ -63,6 +63,31 @@ def test_a_swarm_exposes_broken_limiters_and_clears_a_correct_one(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("limiter", "caught"),
+    [
+        ("fixed-window-lua", False),  # gives back in one script
+        ("fixed-window-refund-get-set", True),  # HMGET, then HSET: Part 7's lost update
+    ],
+)
+def test_requests_given_back_are_judged_and_a_racing_give_back_is_caught(
+    redis_server: RedisServer, limiter: str, caught: bool
+) -> None:
+    rules = default_rules().with_default(limiter, "fixed-window:limit=20,window=1", refund="failed")
+    system = run.System(rules, redis_server, 2)
+    run_dir, verdict = run.run_load(system, swarm(6, "failing"))
+    (api,) = [r for r in verdict.rules if r.name == "api"]
+    history = read_history(run_dir / "history" / "api.history.jsonl")
+    given_back = [op for op in history if op.refund is not None]
+    assert len(given_back) > 50, "the swarm failed requests, and the app gave them back"
+    assert api.server.metrics["given_back"] == len(given_back)
+    if caught:
+        assert api.server.kinds & {"over-admission", "wrongful-rejection"}, api.server.to_json()
+    else:
+        assert api.server.kinds == set(), api.server.to_json()
+
+
+@pytest.mark.slow
 def test_the_boundary_attack_is_caught_when_judged_by_the_sliding_window(
     redis_server: RedisServer,
 ) -> None:

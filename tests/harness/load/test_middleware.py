@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import math
 from collections.abc import MutableMapping
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from ratelimit_harness.harness.history import Outcome
+from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.merge import merge_journals
 from ratelimit_harness.harness.load.client_view import outcome_of
 from ratelimit_harness.harness.load.journals import Journals, journal_paths
@@ -186,3 +187,89 @@ def test_a_request_costs_the_rules_number_or_its_header(
 def test_a_cost_is_a_whole_number_or_a_header_name(cost: str, message: str) -> None:
     with pytest.raises(RulesError, match=message):
         validated([Rule("api", "/api/*", "fixed-window-lua", POLICY, cost=cost)], DEFAULT_OUTBOUND)
+
+
+# --- giving back a request the app failed: the rule's refund ------------------------------
+
+
+class GivingBack(Counting):
+    """Admits every request, noting each give-back; raises on one when told to."""
+
+    def __init__(self, raises: bool = False) -> None:
+        super().__init__()
+        self.given_back: list[tuple[object, ...]] = []
+        self.raises = raises
+
+    def refund(self, identity: str, decision: Decision, *cost: int) -> None:
+        self.given_back.append((identity, decision.allowed, *cost))
+        if self.raises:
+            raise ConnectionError("Redis is gone")
+
+
+async def served(
+    rule: Rule, tmp_path: Path, limiter: GivingBack, statuses: list[int]
+) -> list[Operation]:
+    """The server's history after one request per status the app answers with."""
+    rules = validated([rule], DEFAULT_OUTBOUND)
+    journals = Journals(tmp_path, "server", "app-0")
+    answers = iter(statuses)
+
+    async def app(scope: Any, receive: Any, send: Any) -> None:
+        await send({"type": "http.response.start", "status": next(answers), "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    async def send(message: MutableMapping[str, Any]) -> None:
+        pass
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request", "body": b""}
+
+    middleware = RateLimitMiddleware(app, rules, {rule.name: limiter}, journals, tag="t")
+    for _ in statuses:
+        await middleware(scope("/api/x", x_api_key="team-1", x_cost="2"), receive, send)
+    journals.close()
+    return merge_journals(journal_paths(tmp_path, "server", rule.name))
+
+
+def test_a_request_the_app_failed_is_given_back_and_journalled_so(tmp_path: Path) -> None:
+    rule = Rule("api", "/api/*", "fixed-window-lua", POLICY, cost="X-Cost", refund="failed")
+    limiter = GivingBack()
+    history = asyncio.run(served(rule, tmp_path, limiter, [200, 502, 404]))
+    assert limiter.given_back == [("t:api:team-1", True, 2)] * 2  # the cost it was asked for
+    ok, failed, missing = history
+    assert ok.refund is None
+    for given_back in (failed, missing):
+        assert given_back.refund is not None
+        assert given_back.complete is not None
+        begun, answered = given_back.refund
+        assert given_back.complete <= begun <= (answered or math.inf)
+        assert answered is not None
+
+
+def test_a_give_back_that_raises_is_left_unanswered(tmp_path: Path) -> None:
+    rule = Rule("api", "/api/*", "fixed-window-lua", POLICY, refund="failed")
+    (failed,) = asyncio.run(served(rule, tmp_path, GivingBack(raises=True), [503]))
+    assert failed.refund is not None
+    assert failed.refund[1] is None
+
+
+def test_without_refund_nothing_is_given_back(tmp_path: Path) -> None:
+    rule = Rule("api", "/api/*", "fixed-window-lua", POLICY)
+    limiter = GivingBack()
+    history = asyncio.run(served(rule, tmp_path, limiter, [502]))
+    assert limiter.given_back == []
+    assert history[0].refund is None
+
+
+@pytest.mark.parametrize(
+    ("limiter", "refund", "message"),
+    [
+        ("fixed-window-lua", "sometimes", "refund 'sometimes' is not one of never, failed"),
+        ("fixed-window-incr-expire", "failed", "fixed-window-incr-expire cannot give a request"),
+    ],
+)
+def test_a_rule_gives_back_only_what_its_limiter_can(
+    limiter: str, refund: str, message: str
+) -> None:
+    with pytest.raises(RulesError, match=message):
+        validated([Rule("api", "/api/*", limiter, POLICY, refund=refund)], DEFAULT_OUTBOUND)
