@@ -117,7 +117,10 @@ def test_a_torn_completion_leaves_its_operation_unknown(tmp_path: Path) -> None:
     ("line", "problem"),
     [
         ('{"event": "inv', "invalid JSON"),
-        ('{"event": "start", "op": 9}', "unknown event 'start' (expected invoke or complete)"),
+        (
+            '{"event": "start", "op": 9}',
+            "unknown event 'start' (expected invoke, complete, refund or refunded)",
+        ),
         ('{"op": 9}', "missing field 'event'"),
         ('{"event": "invoke", "op": 9, "process": "p", "key": "k"}', "missing field 'time'"),
         (
@@ -190,3 +193,41 @@ def test_a_requests_cost_goes_from_its_journal_into_the_history(tmp_path: Path) 
         pytest.raises(ValueError, match="cost"),
     ):
         recorder.invoke("user:1", 0)
+
+
+def test_a_give_back_goes_from_its_journal_into_the_history(tmp_path: Path) -> None:
+    path = tmp_path / "app-0.jsonl"
+    times = iter([1.0, 1.5, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5])
+    with Recorder(path, "app-0", clock=times.__next__) as recorder:
+        answered = recorder.invoke("user:1")
+        recorder.complete(answered, Outcome.ALLOWED)
+        recorder.give_back(answered)
+        recorder.given_back(answered)
+        unanswered = recorder.invoke("user:1")
+        recorder.complete(unanswered, Outcome.ALLOWED)
+        recorder.give_back(unanswered)  # the process died during the give-back
+        with pytest.raises(ValueError, match="has not completed"):
+            recorder.give_back(recorder.invoke("user:1"))
+    assert [op.refund for op in merge_journals([path])] == [(2.0, 2.5), (4.0, None), None]
+
+
+@pytest.mark.parametrize(
+    ("lines", "problem"),
+    [
+        (["refund"], "operation 0 is given back but did not complete allowed before"),
+        (["complete", "refunded"], "give-back answers but was not begun"),
+        (["complete", "refund", "refund"], "operation 0 given back again"),
+        (["complete", "refund", "refunded", "refunded"], "or answered before"),
+    ],
+)
+def test_a_give_back_out_of_turn_is_named(tmp_path: Path, lines: list[str], problem: str) -> None:
+    path = tmp_path / "app-0.jsonl"
+    records = ['{"event": "invoke", "op": 0, "process": "p", "key": "k", "time": 1.0}']
+    for n, event in enumerate(lines):
+        if event == "complete":
+            records.append('{"event": "complete", "op": 0, "time": 2.0, "outcome": "allowed"}')
+        else:
+            records.append(f'{{"event": "{event}", "op": 0, "time": {3.0 + n}}}')
+    path.write_text("\n".join(records) + "\n")
+    with pytest.raises(HistoryError, match=problem):
+        merge_journals([path])

@@ -30,5 +30,15 @@ class Journal:
 
     def decide(
         self, key: str, outcome: Outcome, at: float, took: float = 0.001, now: float | None = None
-    ) -> None:
-        self.complete(self.invoke(key, at), outcome, at + took, now)
+    ) -> int:
+        token = self.invoke(key, at)
+        self.complete(token, outcome, at + took, now)
+        return token
+
+    def give_back(self, token: int, at: float, took: float | None = 0.001) -> None:
+        """Give back ``token`` at ``at``; ``took`` None: the give-back never answers."""
+        self.clock.now = START + at
+        self.recorder.give_back(token)
+        if took is not None:
+            self.clock.now = START + at + took
+            self.recorder.given_back(token)

@@ -105,6 +105,20 @@ def test_an_over_admission_in_a_fixed_window_is_counted(tmp_path: Path) -> None:
     assert found["admitted"] == 10
 
 
+def test_a_request_given_back_makes_room_live(tmp_path: Path) -> None:
+    rules = RULES.with_default(None, None, refund="failed")  # api: 10 a second
+    journal = Journal(tmp_path, "api")
+    tokens = [journal.decide("alice", ALLOWED, 100 + n / 100) for n in range(10)]
+    journal.give_back(tokens[0], 100.2)
+    journal.decide("alice", ALLOWED, 100.3)  # the room the give-back made
+    judge = LiveJudge(tmp_path, rules, clock=ManualClock(START + LATER))
+    assert row(judge, "api")["over-admission"] == 0
+    journal.decide("alice", REJECTED, 100.4)  # full again: rightly refused
+    journal.give_back(tokens[1], 100.5)
+    journal.decide("alice", REJECTED, 100.6)  # a limiter that ignored the give-back
+    assert row(judge, "api")["wrongful-rejection"] == 1
+
+
 def test_a_wrongful_rejection_is_counted(tmp_path: Path) -> None:
     journal = Journal(tmp_path, "login")
     journal.decide("alice", ALLOWED, 1)
