@@ -147,20 +147,6 @@ ENTRIES = (
         "Part 7 Lua check-and-increment, server time; gives a request back in one script",
     ),
     Entry(
-        "fixed-window-refund-get-set",
-        FixedWindowRefundGetSet,
-        FIXED,
-        "fixed-window-lua, but gives a request back by HMGET, then HSET of the count less it",
-        given_back={
-            OVER: "Part 7's GET-then-SET, in the give-back: a request another instance admits "
-            "between the two trips is written over, and the window admits one more",
-            WRONG: "two give-backs read the same count and write it less one each: one is "
-            "lost, and the window refuses a request it had room for",
-        },
-        note=f"not in the chapter: {GIVEN_BACK} Its flaw is in the give-back, which only load "
-        "asks for: a race judges its check, the same script as fixed-window-lua's",
-    ),
-    Entry(
         "fixed-window-first-lua",
         FixedWindowFirstLua,
         "fixed-window:limit=5,window=2,anchor=first",
@@ -290,6 +276,20 @@ ENTRIES = (
         note=f"not in the chapter: {WEIGHTED}",
         race=RACED_WEIGHTED,
         costs=(1, 2),
+    ),
+    Entry(
+        "fixed-window-refund-get-set",
+        FixedWindowRefundGetSet,
+        FIXED,
+        "fixed-window-lua, but gives a request back by HMGET, then HSET of the count less it",
+        given_back={
+            OVER: "Part 7's GET-then-SET, in the give-back: a request another instance admits "
+            "between the two trips is written over, and the window admits one more",
+            WRONG: "Part 7's GET-then-SET again: two give-backs read the same count and write it "
+            "less one each, so one is lost, and the window refuses a request it had room for",
+        },
+        note=f"not in the chapter: {GIVEN_BACK} Its flaw is in the give-back, which only load "
+        "asks for: a race judges its check, the same script as fixed-window-lua's",
     ),
 )
 
