@@ -17,6 +17,9 @@ class Decision:
     - ``retry_after``: seconds until a request could be allowed; 0 when allowed (Retry-After).
     - ``now``: the instant, in epoch seconds, the limiter believed it was when it decided.
     - ``delay``: seconds the caller must wait before acting (a leaky bucket's queue); else 0.
+    - ``binding``: under a composite policy, which of its limits (its place in
+      ``Policy.limits``) ``remaining``, ``limit`` and the times are about: the one that refused
+      the request, else the one with the least room left. None: one limit, or not said.
     """
 
     allowed: bool
@@ -26,6 +29,7 @@ class Decision:
     retry_after: float | None = None
     now: float | None = None
     delay: float = 0.0
+    binding: int | None = None
 
     @classmethod
     def from_script(cls, reply: list[Any], limit: int) -> Decision:
@@ -52,7 +56,7 @@ class Decision:
             raise TypeError(
                 f"a limiter returned {result!r}: expected a bool or an object with .allowed"
             )
-        optional = ("remaining", "limit", "reset_at", "retry_after", "now")
+        optional = ("remaining", "limit", "reset_at", "retry_after", "now", "binding")
         return cls(
             allowed=bool(result.allowed),
             **{name: getattr(result, name) for name in optional if hasattr(result, name)},

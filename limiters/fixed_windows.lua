@@ -5,11 +5,12 @@
 -- ARGV[1], ARGV[2]   the first limit: requests per window, window length in microseconds; then
 --                    each further limit's two (ARGV[2i-1], ARGV[2i] for limit i)
 -- ARGV[2n+1]         now, microseconds since the epoch; empty to read the server's TIME
--- returns            {allowed 0|1, remaining, reset_after_us, retry_after_us, now_us}, for the
---                    limit with the least room (a refusal: the longest of the full ones' waits)
+-- returns            {allowed 0|1, remaining, reset_after_us, retry_after_us, now_us, 0, binding}
+--                    for the limit with the least room, the binding one (its place, from 1):
+--                    a refusal waits the longest of the full ones' waits
 local now = now_us(ARGV[#ARGV])
 local counts, indexes, resets = {}, {}, {}
-local remaining, reset_after, retry_after = math.huge, 0, 0
+local remaining, reset_after, retry_after, binding = math.huge, 0, 0, 1
 for i = 1, #KEYS do
   local limit, window = tonumber(ARGV[2 * i - 1]), tonumber(ARGV[2 * i])
   indexes[i] = math.floor(now / window)
@@ -20,11 +21,11 @@ for i = 1, #KEYS do
     retry_after = math.max(retry_after, resets[i])
   end
   if limit - counts[i] < remaining then
-    remaining, reset_after = limit - counts[i], resets[i]
+    remaining, reset_after, binding = limit - counts[i], resets[i], i
   end
 end
 if retry_after > 0 then
-  return {0, 0, reset_after, retry_after, now}
+  return {0, 0, reset_after, retry_after, now, 0, binding}
 end
 for i = 1, #KEYS do
   if counts[i] > 0 then
@@ -34,4 +35,4 @@ for i = 1, #KEYS do
     redis.call('PEXPIRE', KEYS[i], math.ceil(resets[i] / 1000))
   end
 end
-return {1, remaining - 1, reset_after, 0, now}
+return {1, remaining - 1, reset_after, 0, now, 0, binding}

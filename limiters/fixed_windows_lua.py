@@ -3,6 +3,7 @@ every one checked and counted in one Lua script on server time (correct)."""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any, ClassVar
 
 from ratelimit_harness.limiters.base import RedisLimiter
@@ -40,5 +41,6 @@ class FixedWindowsLua(FixedWindows):
     def check(self, identity: str) -> Decision:
         keys = tuple(self.key(identity, n) for n in range(len(self.windows)))
         args = [value for window in self.windows for value in window]
-        reply = self.script.run_on(self.client, keys, *args, self.server_now_arg())
-        return Decision.from_script(reply, min(limit for limit, _ in self.windows))
+        *reply, binding = self.script.run_on(self.client, keys, *args, self.server_now_arg())
+        limit = self.windows[binding - 1][0]
+        return replace(Decision.from_script(reply, limit), binding=binding - 1)

@@ -5,6 +5,8 @@ already been counted in the first, and that count shuts out requests the first h
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ratelimit_harness.limiters.decision import Decision
 from ratelimit_harness.limiters.fixed_windows_lua import FixedWindows
 
@@ -17,7 +19,7 @@ class FixedWindowsTwoTrips(FixedWindows):
         for n, (limit, window_us) in enumerate(self.windows):
             now = self.server_now_arg()
             reply = self.script.run(self.client, self.key(identity, n), limit, window_us, now)
-            decision = Decision.from_script(reply, limit)
+            decision = replace(Decision.from_script(reply, limit), binding=n)
             if not decision.allowed:
                 break
         return decision

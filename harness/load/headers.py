@@ -9,6 +9,12 @@ the wait for more quota. -12 (20 Nov 2026) exists but its text could not be read
 Unknowns are left out: no ``remaining``, no Remaining and no ``RateLimit`` (r is required); no
 ``reset_at``, no Reset and no t. A refusal says r=0. Reading takes any header case and a token
 name, ignores unknown parameters and raises HeaderError on a malformed value (an HTTP-date too).
+
+A composite policy (several limits) lists every limit in ``RateLimit-Policy``, named after the
+rule and its place (``"api.1";q=10;w=1, "api.2";q=100;w=60``). ``RateLimit`` and the X- fields
+describe the limit the decision names (``Decision.binding``): the one that refused, else the one
+with the least room. A decision that names none gets no ``RateLimit``. A reader follows the
+``RateLimit`` item with the least r (the first, on a tie), or else the first policy.
 """
 
 from __future__ import annotations
@@ -68,22 +74,36 @@ def response_headers(
     """Every header for one decision of the rule named ``rule``, at server epoch time ``now``."""
     if not re.fullmatch(r"[ -~]*", rule):
         raise HeaderError(f"rule name {rule!r} is not printable ASCII, so no sf-string holds it")
-    name = '"' + rule.replace("\\", "\\\\").replace('"', '\\"') + '"'
-    q, w = quota(policy)
+    limits = policy.limits or (policy,)
+    names = [rule] if len(limits) == 1 else [f"{rule}.{n}" for n in range(1, len(limits) + 1)]
+    quotas = [quota(limit) for limit in limits]
+    listed = ", ".join(
+        f"{_string(n)};q={q};w={max(1, _up(w))}" for n, (q, w) in zip(names, quotas, strict=True)
+    )
+    binding = 0 if len(limits) == 1 else decision.binding
+    if type(binding) is not int or not 0 <= binding < len(limits):
+        binding = None  # a composite's decision that names no limit (or junk from a plug-in)
+    name = None if binding is None else _string(names[binding])
+    q = None if binding is None else quotas[binding][0]
     known = decision.remaining
     remaining = None if known is None else max(0, known) if decision.allowed else 0
     reset_in = None if decision.reset_at is None else decision.reset_at - now
     wait = decision.retry_after if decision.retry_after is not None else reset_in
     t = "" if reset_in is None else f";t={_up(reset_in)}"
     values = {
-        "X-RateLimit-Limit": q if decision.limit is None else decision.limit,
+        "X-RateLimit-Limit": decision.limit if decision.limit is not None else q,
         "X-RateLimit-Remaining": remaining,
         "X-RateLimit-Reset": None if decision.reset_at is None else _up(decision.reset_at),
         "Retry-After": None if decision.allowed or wait is None else max(int(wait > 0), _up(wait)),
-        "RateLimit-Policy": f"{name};q={q};w={max(1, _up(w))}",
-        "RateLimit": None if remaining is None else f"{name};r={remaining}{t}",
+        "RateLimit-Policy": listed,
+        "RateLimit": None if remaining is None or name is None else f"{name};r={remaining}{t}",
     }
     return [(header, str(value)) for header, value in values.items() if value is not None]
+
+
+def _string(text: str) -> str:
+    """``text`` as an sf-string."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
 def parse_headers(headers: Mapping[str, str]) -> Advertised:
@@ -91,9 +111,10 @@ def parse_headers(headers: Mapping[str, str]) -> Advertised:
     found = {key.lower(): value.strip() for key, value in headers.items()}
     policies = _items(found.get("ratelimit-policy"), "RateLimit-Policy")
     limits = _items(found.get("ratelimit"), "RateLimit")
-    name = next(iter(policies or limits), None)
-    if name is not None and limits and name not in limits:
-        raise HeaderError(f"RateLimit has no item for the policy {name!r}")
+    tightest = min(limits, key=lambda n: limits[n].get("r", math.inf), default=None)
+    name = tightest if limits else next(iter(policies), None)
+    if name is not None and policies and name not in policies:
+        raise HeaderError(f"RateLimit names {name!r}, which RateLimit-Policy has no item for")
     policy, limit = policies.get(name, {}), limits.get(name, {})
     if (policies and "q" not in policy) or (limits and "r" not in limit):
         raise HeaderError(f"policy {name!r} lacks q in RateLimit-Policy or r in RateLimit")

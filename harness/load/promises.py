@@ -13,6 +13,9 @@ window, and certainly came before the request was sent, leave fewer than ``r`` a
 An admission given back (``Operation.refund``) counts only if its give-back began after the
 promise was received.
 
+Under a composite policy (several limits) a request passes only if every limit has room, so a
+promise is held to each limit of those kinds, and broken if one has too little.
+
 Each Locust process appends the promises it was given, one line per admitted request, to
 ``RUN_DIR/promises/RULE/<process>-<pid>.jsonl`` (``PromiseLog``). Buckets and the sliding
 counter refill or weigh continuously; they are held only to ``r < budget`` (``truth.py``).
@@ -26,6 +29,7 @@ import os
 import threading
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -79,36 +83,53 @@ def broken_promises(
     promises: Iterable[Promise], history: Sequence[Operation], policy: Policy
 ) -> list[Witness]:
     """The promises that the history proves were more than ``policy`` could grant; each
-    witness spans the promise's window up to it, with the last admissions it forgot."""
-    if policy.promise not in JUDGED_KINDS or policy.limit is None or policy.window is None:
+    witness spans the promise's window up to it, with the last admissions it forgot. Under a
+    composite policy a request passes only if every limit has room, so "r remain" is broken
+    when any one limit has fewer than r left."""
+    limits = [p for p in policy.limits or (policy,) if p.promise in JUDGED_KINDS]
+    if not limits:
         return []
-    limit, window = policy.limit, policy.window
     admitted: dict[str, list[Operation]] = defaultdict(list)
     for op in history:
         if op.outcome is Outcome.ALLOWED and op.complete is not None:
             admitted[op.key].append(op)
     found = []
     for promise in promises:
-        since = _counted_since(promise, policy, window)
-        if since is None:
-            continue
-        before = [
-            op
-            for op in admitted.get(promise.key, [])
-            if op.invoke >= since
-            and op.complete is not None
-            and op.complete < promise.invoke
-            and (op.refund is None or op.refund[0] >= promise.complete)  # not given back by then
-        ]
-        room = limit - 1 - len(before)
-        if promise.remaining > room:
-            detail = (
-                f"told {promise.remaining} remain, but {len(before)} admissions already counted "
-                f"in its window leave {max(room, 0)} after it"
-            )
-            span = (since, promise.complete)  # its window, up to the promise
-            found.append(Witness(promise.key, span, before[-3:], detail))
+        for limit in limits:
+            broken = _broken(promise, admitted.get(promise.key, []), limit)
+            if broken is not None:
+                if policy.limits:
+                    broken = replace(broken, detail=f"under {limit}: {broken.detail}")
+                found.append(broken)
+                break
     return found
+
+
+def _broken(promise: Promise, admitted: list[Operation], policy: Policy) -> Witness | None:
+    """The witness that ``promise`` was more than ``policy`` (one limit) could grant, if it was."""
+    limit, window = policy.limit, policy.window
+    if limit is None or window is None:
+        return None
+    since = _counted_since(promise, policy, window)
+    if since is None:
+        return None
+    before = [
+        op
+        for op in admitted
+        if op.invoke >= since
+        and op.complete is not None
+        and op.complete < promise.invoke
+        and (op.refund is None or op.refund[0] >= promise.complete)  # not given back by then
+    ]
+    room = limit - 1 - len(before)
+    if promise.remaining <= room:
+        return None
+    detail = (
+        f"told {promise.remaining} remain, but {len(before)} admissions already counted "
+        f"in its window leave {max(room, 0)} after it"
+    )
+    span = (since, promise.complete)  # its window, up to the promise
+    return Witness(promise.key, span, before[-3:], detail)
 
 
 def _counted_since(promise: Promise, policy: Policy, window: float) -> float | None:

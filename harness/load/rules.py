@@ -355,12 +355,7 @@ def _header_name(text: str) -> bool:
 
 def _not_for_load(policy: Policy) -> str:
     """Why load cannot judge ``policy`` yet ('' when it can)."""
-    if policy.limits:
-        return (
-            "a composite policy (a + b) is raced by race and judged by check; load takes one "
-            "limit per rule"
-        )
-    if policy.phase != "none":
+    if any(limit.phase != "none" for limit in policy.limits or (policy,)):
         return (
             "phase=crc32 hashes the identity a limiter is given, which load prefixes with the "
             "run and the rule; race and check judge it"

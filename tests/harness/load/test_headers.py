@@ -189,15 +189,31 @@ def test_parsing_nothing_gives_nothing() -> None:
     assert parse_headers({}) == Advertised(None, None, None, None, None, None, None, None, None)
 
 
-def test_parsing_follows_the_named_policy_and_ignores_extras() -> None:
+def test_parsing_follows_the_limit_nearest_its_end_and_ignores_extras() -> None:
     got = parse_headers(
         {
             "RateLimit-Policy": '"burst";q=100;w=60;qu="requests", "daily";q=1000;w=86400',
             "RateLimit": "daily;r=7, burst;r=50;t=30;pk=:cHsdsRa894==:;acme-x=?1",
         }
     )
-    assert (got.policy_name, got.quota, got.window) == ("burst", 100, 60.0)
-    assert (got.quota_remaining, got.reset_in) == (50, 30.0)
+    assert (got.policy_name, got.quota, got.window) == ("daily", 1000, 86400.0)
+    assert (got.quota_remaining, got.reset_in) == (7, None)
+    one = parse_headers({"RateLimit-Policy": '"burst";q=100;w=60, "daily";q=1000;w=86400'})
+    assert (one.policy_name, one.quota) == ("burst", 100)  # no RateLimit: the first policy
+
+
+def test_a_composite_policy_lists_every_limit_and_names_the_binding_one() -> None:
+    policy = Policy.parse("fixed-window:limit=10,window=1 + fixed-window:limit=100,window=60")
+    refused = Decision(False, 0, 100, NOW + 30, 30.0, NOW, binding=1)
+    sent = dict(response_headers("api", policy, refused, NOW))
+    assert sent["RateLimit-Policy"] == '"api.1";q=10;w=1, "api.2";q=100;w=60'
+    assert sent["RateLimit"] == '"api.2";r=0;t=30'
+    assert parse_headers(sent) == Advertised("api.2", 100, 0, 1030, 30, 100, 60.0, 0, 30.0)
+    unnamed = dict(response_headers("api", policy, Decision(True, 4), NOW))
+    assert "RateLimit" not in unnamed  # which limit has 4 left is not said: nothing invented
+    assert "X-RateLimit-Limit" not in unnamed
+    junk = dict(response_headers("api", policy, Decision(True, 4, binding=7), NOW))
+    assert "RateLimit" not in junk
 
 
 @pytest.mark.parametrize(

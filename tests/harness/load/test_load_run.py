@@ -88,6 +88,30 @@ def test_requests_given_back_are_judged_and_a_racing_give_back_is_caught(
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize(
+    ("limiter", "expected"),
+    [
+        ("fixed-windows-lua", set()),  # every window checked, then counted, in one script
+        ("fixed-windows-two-trips", {"wrongful-rejection"}),  # a round trip per window
+    ],
+)
+def test_a_rule_of_several_limits_names_them_and_is_judged_by_each(
+    redis_server: RedisServer, limiter: str, expected: set[str]
+) -> None:
+    # the 3 s window turns inside the 2 s one, so a count the first keeps can wrong the second
+    policy = "fixed-window:limit=10,window=2 + fixed-window:limit=12,window=3"
+    rules = default_rules().with_default(limiter, policy)
+    run_dir, verdict = run.run_load(run.System(rules, redis_server, 2), swarm(7))
+    (api,) = [r for r in verdict.rules if r.name == "api"]
+    assert api.server.kinds == expected, api.server.to_json()
+    assert api.server.policy == policy
+    lies = json.loads((run_dir / "verdict.json").read_text())["rules"]
+    (told,) = [r["header_lies"] for r in lies if r["rule"] == "api"]
+    # the twin tells what its last window has left, more than the first has
+    assert bool(told) == bool(expected), told
+
+
+@pytest.mark.slow
 def test_the_boundary_attack_is_caught_when_judged_by_the_sliding_window(
     redis_server: RedisServer,
 ) -> None:

@@ -60,3 +60,15 @@ def test_the_log_reads_back_what_was_added_and_skips_a_torn_line(tmp_path: Path)
         torn.write('{"key": "k", "invo')
     assert read_promises(tmp_path, "api") == promises
     assert read_promises(tmp_path, "login") == []
+
+
+def test_under_several_limits_a_promise_is_held_to_each() -> None:
+    policy = Policy.parse("fixed-window:limit=3,window=10 + fixed-window:limit=100,window=60")
+    history = [
+        Operation("p", "k", 1.0, 1.1, Outcome.ALLOWED),
+        Operation("p", "k", 2.0, 2.1, Outcome.ALLOWED),
+    ]
+    # two counted, and itself: none left in the first limit, though 97 in the second
+    (broken,) = broken_promises([Promise("k", 3.0, 3.1, 97)], history, policy)
+    assert broken.detail.startswith("under fixed-window:limit=3,window=10: told 97 remain")
+    assert broken_promises([Promise("k", 3.0, 3.1, 0)], history, policy) == []
