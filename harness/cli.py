@@ -235,6 +235,12 @@ def add_race_command(race: argparse.ArgumentParser) -> None:
         help="what a request may cost, comma-separated: each request draws one, and the "
         "limiter is asked check(identity, cost) (default: 1; a weighted catalogue limiter's own)",
     )
+    race.add_argument(
+        "--give-back",
+        action="store_true",
+        help="give back every other admitted request, as if its work had failed: the limiter "
+        "is asked refund(identity, decision) (on for a catalogue limiter raced so)",
+    )
     add_search_options(race)
     race.add_argument("--trace", help="where to save the shrunk trace (default: runs/...)")
     add_unscheduled_option(race)

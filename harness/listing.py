@@ -7,7 +7,6 @@ from collections.abc import Iterable, Sequence
 from ratelimit_harness.harness.checkers import Verdict
 from ratelimit_harness.harness.provision.doctor import Finding
 from ratelimit_harness.limiters import CATALOGUE, Decision
-from ratelimit_harness.limiters.catalogue import Entry
 
 
 def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
@@ -19,19 +18,11 @@ def table(headers: Sequence[str], rows: Iterable[Sequence[str]]) -> str:
     return terminal.table(headers, [list(map(str, row)) for row in rows], width=None)
 
 
-def expected_flaws(entry: Entry) -> str:
-    """An entry's flaws, those only a give-back shows marked so; "none" for a correct one."""
-    given_back = [f"{flaw} (given back)" for flaw in entry.given_back]
-    return ", ".join([*entry.flaws, *given_back]) or "none"
-
-
 def catalogue() -> str:
-    rows = [(e.name, e.policy, expected_flaws(e), e.summary) for e in CATALOGUE.values()]
+    rows = [(e.name, e.policy, ", ".join(e.flaws) or "none", e.summary) for e in CATALOGUE.values()]
     text = table(("limiter", "judged by (example policy)", "expected flaws", "what it is"), rows)
     reasons = [
-        f"  {e.name}: {flaw}: {why}"
-        for e in CATALOGUE.values()
-        for flaw, why in [*e.flaws.items(), *e.given_back.items()]
+        f"  {e.name}: {flaw}: {why}" for e in CATALOGUE.values() for flaw, why in e.flaws.items()
     ]
     notes = [f"  {e.name}: {e.note}" for e in CATALOGUE.values() if e.note]
     return "\n".join([text, "", "Why each flaw:", *reasons, "", "Notes:", *notes])

@@ -105,14 +105,15 @@ def redis_url(race_redis_server: RedisServer) -> str:
 @pytest.fixture
 def race(race_redis_server: RedisServer, pytestconfig: pytest.Config) -> Callable[..., RaceResult]:
     """``race(limiter, policy, *, instances=2, max_examples=None, seed=None, nemesis=None,
-    max_skew=None, costs=(1,), flaw=None, judge_by=None, allow_unscheduled=False,
-    allow_real_clock=False)``: ``limiter`` is a
+    max_skew=None, costs=(1,), give_back=False, flaw=None, judge_by=None,
+    allow_unscheduled=False, allow_real_clock=False)``: ``limiter`` is a
     catalogue name, a ``module:attribute``, ``exec:COMMAND`` or a factory ``factory(client,
     policy)`` (``async def`` too); ``race(exec=COMMAND, policy=...)`` races a program (any
     language, on the line protocol); ``nemesis`` the faults a schedule may draw (some of
     ``crash``, ``stall``, ``skew``; default all, ``"none"`` or ``()`` none: interleavings and
     time passing between requests only); ``max_skew`` the largest clock skew in seconds;
     ``costs`` what a request may cost (each draws one, asked as ``check(identity, cost)``);
+    ``give_back`` gives back every other admitted request (``refund(identity, decision)``);
     ``flaw`` a violation kind to search for (any, by default); ``judge_by`` a policy to judge by
     instead of ``policy``; ``allow_unscheduled`` judges a limiter even though Redis ran commands
     of it by a client the explorer cannot see (as ``race --allow-unscheduled``; else that raises
@@ -150,6 +151,7 @@ def _race(
     nemesis: str | Iterable[str] | None = None,
     max_skew: float | None = None,
     costs: tuple[int, ...] = (1,),
+    give_back: bool = False,
     flaw: str | None = None,
     judge_by: str | None = None,
     allow_unscheduled: bool = False,
@@ -159,7 +161,7 @@ def _race(
     from ratelimit_harness.harness.explorer.campaign import FLAW_BUDGET, PROFILES, shows
     from ratelimit_harness.harness.explorer.keyspace import claim
     from ratelimit_harness.harness.explorer.real_clock import real_clock_limiter
-    from ratelimit_harness.harness.explorer.schedules import space_for
+    from ratelimit_harness.harness.explorer.schedules import GIVE_BACKS, space_for
     from ratelimit_harness.harness.explorer.spec import RaceSpec, any_violation
     from ratelimit_harness.harness.explorer.trace import render
     from ratelimit_harness.harness.explorer.unseen import said
@@ -174,7 +176,11 @@ def _race(
     budget = PROFILES[profile] * (FLAW_BUDGET if flaw else 1)
     budget = budget if max_examples is None else max_examples
     judged_by = Policy.parse(judge_by) if judge_by else None
-    space = replace(space_for(nemesis, max_skew), costs=tuple(costs))
+    space = replace(
+        space_for(nemesis, max_skew),
+        costs=tuple(costs),
+        give_backs=GIVE_BACKS if give_back else (False,),
+    )
     asked = RaceSpec(limiter, parsed, judged_by, space, instances, budget, seed)
     setup = asked.on_server(server, flush=claim(server, flush=False))
     found = asked.search(setup, shows(flaw) if flaw else any_violation)

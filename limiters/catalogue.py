@@ -54,8 +54,7 @@ class Entry:
     note: str = ""
     race: str | None = None  # the policy a race uses, when its kind's small one will not do
     costs: tuple[int, ...] = (1,)  # what a raced request may cost: a weighted limiter's several
-    # the flaws only a run that gives requests back shows (``load``, a rule's refund = "failed")
-    given_back: Mapping[Flaw, str] = field(default_factory=dict)
+    gives_back: bool = False  # raced with every other admitted request given back (refund)
 
     @property
     def policy_kind(self) -> str:
@@ -88,6 +87,7 @@ SEVERAL_LIMITS = "several limits at once, the most common configuration of relea
 WEIGHTED = "weighted requests (tokens for an LLM call, bytes, a batch), as released limiters take"
 # a second window whose edge falls inside the first's, so that one refills while the other holds
 GIVEN_BACK = "requests given back when their work fails (express-rate-limit's skipFailedRequests)."
+RACED_GIVE_BACK = "fixed-window:limit=2,window=10"  # room for one admitted while one is given back
 RACED_WINDOWS = "fixed-window:limit=1,window=10 + fixed-window:limit=1,window=15"
 RACED_WEIGHTED = "token-bucket:capacity=2,rate=0.2"  # room for a request of 2, or two of 1
 
@@ -145,6 +145,7 @@ ENTRIES = (
         FixedWindowLua,
         FIXED,
         "Part 7 Lua check-and-increment, server time; gives a request back in one script",
+        gives_back=True,
     ),
     Entry(
         "fixed-window-first-lua",
@@ -282,14 +283,15 @@ ENTRIES = (
         FixedWindowRefundGetSet,
         FIXED,
         "fixed-window-lua, but gives a request back by HMGET, then HSET of the count less it",
-        given_back={
+        {
             OVER: "Part 7's GET-then-SET, in the give-back: a request another instance admits "
             "between the two trips is written over, and the window admits one more",
-            WRONG: "Part 7's GET-then-SET again: two give-backs read the same count and write it "
-            "less one each, so one is lost, and the window refuses a request it had room for",
+            IMMORTAL: "Part 7's SET NX EX then INCR, in the give-back: the window's key expires "
+            "between the two trips, and the HSET makes it again with no TTL",
         },
-        note=f"not in the chapter: {GIVEN_BACK} Its flaw is in the give-back, which only load "
-        "asks for: a race judges its check, the same script as fixed-window-lua's",
+        note=f"not in the chapter: {GIVEN_BACK}",
+        race=RACED_GIVE_BACK,
+        gives_back=True,
     ),
 )
 

@@ -75,6 +75,7 @@ class Bound:
     faults: int = 1
     time_moves: int = 1
     costs: tuple[int, ...] = (1,)  # instance n's request k costs costs[(n + k) % len(costs)]
+    give_backs: tuple[bool, ...] = (False,)  # and is given back so (Setup.give_backs)
     crash: bool = True
     stall: bool = True
     skew: bool = False
@@ -99,6 +100,8 @@ class Bound:
         ]
         if len(self.costs) > 1:
             parts.append(f"requests costing {', '.join(map(str, self.costs))} in turn")
+        if any(self.give_backs):
+            parts.append("admitted requests given back in turn")
         if len(self.warm) > 1:
             parts.append("from a fresh key and one a request short of its budget")
         return ", ".join(parts)
@@ -109,7 +112,11 @@ def _count(n: int, one: str, more: str) -> str:
 
 
 def bound_for(
-    policy: Policy, instances: int, nemeses: Sequence[str], costs: tuple[int, ...] = (1,)
+    policy: Policy,
+    instances: int,
+    nemeses: Sequence[str],
+    costs: tuple[int, ...] = (1,),
+    give_backs: tuple[bool, ...] = (False,),
 ) -> Bound:
     """The default bound: two instances (or as many as asked, up to three), requests enough
     for one to spend the policy's budget (a composite's smallest) inside a preemption of
@@ -121,6 +128,7 @@ def bound_for(
         instances=min(instances, 3),
         requests=min(budget + 1, 3),
         costs=costs,
+        give_backs=give_backs,
         crash="crash" in nemeses,
         stall="stall" in nemeses,
         skew="skew" in nemeses,

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from ratelimit_harness.harness.checkers import Verdict
 from ratelimit_harness.harness.explorer.explore import Exploration
-from ratelimit_harness.harness.explorer.schedules import Space
+from ratelimit_harness.harness.explorer.schedules import GIVE_BACKS, Space
 from ratelimit_harness.harness.explorer.spec import RaceSpec, any_violation
 from ratelimit_harness.harness.explorer.stress import stress
 from ratelimit_harness.harness.explorer.trace import load, replay, save
@@ -52,6 +52,7 @@ class Target:
     expected: tuple[str, ...]
     judged_by: str | None = None
     costs: tuple[int, ...] = (1,)  # what a request may cost (catalogue.Entry.costs)
+    give_backs: tuple[bool, ...] = (False,)  # which admitted requests are given back
 
 
 def entry_race_policy(entry: Entry) -> str:
@@ -76,6 +77,7 @@ def targets(*, js: bool = False) -> list[Target]:
             entry_race_policy(entry),
             tuple(str(f) for f in entry.flaws),
             costs=entry.costs,
+            give_backs=GIVE_BACKS if entry.gives_back else (False,),
         )
         for name, entry in CATALOGUE.items()
     ]
@@ -131,7 +133,7 @@ def run_row(
     # a search for an expected flaw stops at its find: it may go on longer when the flaw is
     # hard to reach, at no cost when it is not; a correct limiter gets the plain budget
     budget = max_examples * (FLAW_BUDGET if target.expected else 1)
-    space = Space(costs=target.costs)
+    space = Space(costs=target.costs, give_backs=target.give_backs)
     asked = RaceSpec(
         target.limiter, Policy.parse(target.policy), judged_by, space, instances, budget, seed
     )

@@ -30,7 +30,12 @@ from ratelimit_harness.harness.explorer.parallel import RowJob, run_rows, server
 from ratelimit_harness.harness.explorer.process_instance import POOL
 from ratelimit_harness.harness.explorer.real_clock import OffClock, real_clock_limiter
 from ratelimit_harness.harness.explorer.run import Setup
-from ratelimit_harness.harness.explorer.schedules import Space, parse_costs, space_for
+from ratelimit_harness.harness.explorer.schedules import (
+    GIVE_BACKS,
+    Space,
+    parse_costs,
+    space_for,
+)
 from ratelimit_harness.harness.explorer.spec import MOST_EXAMPLES, MOST_INSTANCES, RaceSpec
 from ratelimit_harness.harness.explorer.trace import load, render, save
 from ratelimit_harness.harness.explorer.trace import replay as replay_saved
@@ -48,6 +53,7 @@ from ratelimit_harness.harness.report import shown_in_terminal, write_report
 from ratelimit_harness.harness.rundir import new_run_dir
 from ratelimit_harness.limiters import CATALOGUE, Policy, PolicyError, resolve
 from ratelimit_harness.limiters.js_catalogue import install as js_install
+from ratelimit_harness.limiters.program import EXEC
 
 FINDERS = {"bounded": "the bounded stage", "search": "Hypothesis' search"}
 
@@ -117,13 +123,26 @@ def _asked(args: argparse.Namespace) -> RaceSpec:
     resolve(args.limiter)  # a bad name or plug-in fails before any Redis starts
     entry = CATALOGUE.get(args.limiter)
     costs = parse_costs(args.costs) if args.costs else (entry.costs if entry else (1,))
-    space = replace(space, costs=costs)
+    give_back = args.give_back or bool(entry and entry.gives_back)
+    space = replace(space, costs=costs, give_backs=GIVE_BACKS if give_back else (False,))
+    if give_back:
+        _can_give_back(args.limiter)
     spec = args.policy or (entry_race_policy(entry) if entry else None)
     if spec is None:
         raise PolicyError("--policy is required for a plugged-in limiter")
     policy = Policy.parse(spec)
     _real_clock_runtime(args.limiter, args.allow_real_clock)
     return RaceSpec(args.limiter, policy, None, space, args.instances, budget, args.seed)
+
+
+def _can_give_back(limiter: str) -> None:
+    """BadArgument unless ``limiter`` can give a request back (``refund``), as far as can be
+    told before it is built: a program cannot (the line protocol has no way yet)."""
+    if limiter.startswith(EXEC):
+        raise BadArgument("--give-back: a program cannot give a request back (no line for it)")
+    entry = CATALOGUE.get(limiter)
+    if entry is not None and not callable(getattr(entry.factory, "refund", None)):
+        raise BadArgument(f"--give-back: {limiter} has no refund(identity, decision)")
 
 
 def _searched(args: argparse.Namespace, asked: RaceSpec) -> tuple[Setup, list[Exploration]]:

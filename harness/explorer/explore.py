@@ -407,7 +407,9 @@ def _bounded_after(
 
 
 def _bound(setup: Setup, space: Space) -> bounded.Bound:
-    bound = bounded.bound_for(setup.policy, setup.instances, space.nemeses, space.costs)
+    bound = bounded.bound_for(
+        setup.policy, setup.instances, space.nemeses, space.costs, setup.give_backs
+    )
     return replace(bound, identities=space.identities[:1])
 
 

@@ -72,7 +72,15 @@ class Pending:
 @dataclass(frozen=True)
 class Finished:
     decision: Decision | None  # None: the call raised, or answered what is not a decision
-    error: str = ""  # then: the exception, in one line
+    error: str = ""  # then (or after Checked, the give-back raised): the exception, in one line
+
+
+@dataclass(frozen=True)
+class Checked:
+    """An admitted request about to be given back: its check has answered ``decision``, and
+    the instance goes on into ``refund`` (whose commands are points, as the check's were)."""
+
+    decision: Decision
 
 
 @dataclass(frozen=True)
@@ -89,12 +97,13 @@ class Broke:
     error: BaseException
 
 
-Event = Pending | Finished | Died
+Event = Pending | Finished | Checked | Died
 
 
 class Instance:
     """Runs ``limiter.check(identity)`` calls (``check(identity, cost)`` for a request that
-    costs more than 1) one at a time when told, in its own thread."""
+    costs more than 1) one at a time when told, in its own thread. A request told to give back
+    goes on, once admitted, into ``limiter.refund(identity, decision)`` (``Checked`` between)."""
 
     def __init__(
         self,
@@ -119,8 +128,12 @@ class Instance:
 
     # --- the explorer's side -------------------------------------------------------------
 
-    def start(self, identity: str, cost: int = 1) -> Event:
-        self._to_instance.put(("check", (identity, cost)))
+    def start(self, identity: str, cost: int = 1, give_back: bool = False) -> Event:
+        self._to_instance.put(("check", (identity, cost, give_back)))
+        return self._next()
+
+    def more(self) -> Event:
+        """What the request does next, after ``Checked``: it goes on by itself."""
         return self._next()
 
     def go(self) -> Event:
@@ -179,7 +192,7 @@ class Instance:
                     if order == "crash":
                         self._to_explorer.put(Died())
                     return
-                identity, cost = request
+                identity, cost, give_back = request
                 try:  # a request of cost 1 is asked as every limiter takes it
                     decision = self.limiter.check(*check_args(identity, cost))
                 except Crashed:
@@ -188,4 +201,15 @@ class Instance:
                 except Exception as error:  # the limiter's failure: an outcome, not the end
                     self._to_explorer.put(Finished(None, described(error)))
                     continue
+                refund = getattr(self.limiter, "refund", None)
+                if give_back and decision.allowed and callable(refund):
+                    self._to_explorer.put(Checked(decision))
+                    try:
+                        refund(identity, decision, *([cost] if cost != 1 else []))
+                    except Crashed:
+                        self._to_explorer.put(Died())
+                        return
+                    except Exception as error:  # the give-back failed: it may have counted
+                        self._to_explorer.put(Finished(decision, described(error)))
+                        continue
                 self._to_explorer.put(Finished(decision))

@@ -150,7 +150,9 @@ class ProcessInstance:
 
     # --- the explorer's side, as Instance's ----------------------------------------------
 
-    def start(self, identity: str, cost: int = 1) -> Event:
+    def start(self, identity: str, cost: int = 1, give_back: bool = False) -> Event:
+        if give_back:
+            raise ValueError("a program cannot give a request back: the line protocol has no way")
         if self._ended:
             self.program, self._ended = self._start(), False
         self._on_time()

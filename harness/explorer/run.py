@@ -21,6 +21,7 @@ from ratelimit_harness.harness.explorer.clocks import InstanceClock, VirtualTime
 from ratelimit_harness.harness.explorer.connections import CONNECTIONS
 from ratelimit_harness.harness.explorer.faults import STRIKES
 from ratelimit_harness.harness.explorer.instance import (
+    Checked,
     Died,
     Event,
     Finished,
@@ -70,6 +71,9 @@ class Setup:
     # whether to count the commands that reach the server by clients the explorer cannot see
     # (see unseen): only on a server the harness started
     count_unseen: bool = False
+    # which admitted requests are given back (``refund``): instance n's request k gives back
+    # when give_backs[(n + k) % len(give_backs)]
+    give_backs: tuple[bool, ...] = (False,)
 
     @property
     def judge(self) -> Policy:
@@ -111,6 +115,10 @@ class _Slot:
     dead: bool = False
     # each command the instance sent and what Redis answered, in order (see visited)
     heard: list[tuple[str, str]] = field(default_factory=list)
+    started: int = 0  # requests begun in this run
+    # an admitted request being given back: when it was decided, what, and when the give-back
+    # began
+    checked: tuple[float, Decision, float] | None = None
 
 
 class Run:
@@ -283,7 +291,10 @@ class Run:
             self._note(
                 slot.instance.name, REQUEST, slot.invoked_clock, what, identity=step.identity
             )
-            event = slot.instance.start(step.identity, step.cost)
+            backs = self.setup.give_backs
+            give_back = backs[(step.instance + slot.started) % len(backs)]
+            slot.started += 1
+            event = slot.instance.start(step.identity, step.cost, give_back)
         self._record(slot, event)
 
     def _record(self, slot: _Slot, event: Event) -> None:
@@ -291,7 +302,19 @@ class Run:
             slot.pending = event.command
             slot.keys += touched(event.command)
             return
+        if isinstance(event, Checked):  # admitted, and now given back: the request goes on
+            decision = self._on_schedule(slot, event.decision)
+            slot.checked = (self.time.now, decision, self.time.now)
+            clock = slot.instance.clock()
+            self._note(slot.instance.name, DECISION, clock, _called(slot), "allowed, given back")
+            assert isinstance(slot.instance, Instance)  # a program never gives back (start)
+            self._record(slot, slot.instance.more())
+            return
         slot.busy, slot.pending = False, None
+        if slot.checked is not None:
+            answered = isinstance(event, Finished) and not event.error
+            self._given_back(slot, answered, event)
+            return
         keys = tuple(dict.fromkeys(slot.keys))
         name = slot.instance.name
         if isinstance(event, Died):
@@ -332,6 +355,25 @@ class Run:
                     cost=slot.cost,
                 )
             )
+
+    def _given_back(self, slot: _Slot, answered: bool, event: Event) -> None:
+        """The admitted request ``slot.checked`` as the history keeps it, with its give-back:
+        answered now, or never (it died, or the give-back raised: it may have counted)."""
+        assert slot.checked is not None
+        decided_at, decision, began = slot.checked
+        slot.checked = None
+        name = slot.instance.name
+        if isinstance(event, Died):
+            slot.dead = True
+        elif isinstance(event, Finished) and event.error:
+            self._note(name, FAILED, self.time.now, f"{_called(slot)} gives back", event.error)
+            self.errors.append(f"{name} {_called(slot)} gives back: {event.error}")
+        self.decisions += 1
+        keys = tuple(dict.fromkeys(slot.keys))
+        op = decided(
+            name, slot.identity, slot.invoked, decided_at, decision, keys=keys, cost=slot.cost
+        )
+        self.history.append(op._replace(refund=(began, self.time.now if answered else None)))
 
     def _on_schedule(self, slot: _Slot, decision: Decision) -> Decision:
         """The decision, its ``now`` dropped if it is off the schedule's time (see

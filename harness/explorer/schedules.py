@@ -29,6 +29,9 @@ HAIR = 0.01  # the smallest step of time: well above a deadline's uncertainty (k
 WEIGHTS = {"step": 1, "through": 3, "later": 3, "advance": 2}
 
 
+GIVE_BACKS = (True, False)  # every other admitted request given back, starting with instance 0's
+
+
 @dataclass(frozen=True)
 class Space:
     """What a schedule may contain."""
@@ -38,6 +41,9 @@ class Space:
     max_actions: int = 24
     max_skew: float | None = None  # seconds: skews larger than this are not drawn
     costs: tuple[int, ...] = (1,)  # what a request may cost: one of these, drawn per request
+    # which admitted requests are given back: instance n's request k when
+    # give_backs[(n + k) % len(give_backs)] (``Setup.give_backs``)
+    give_backs: tuple[bool, ...] = (False,)
 
     @staticmethod
     def period(policy: Policy) -> float:

@@ -58,6 +58,7 @@ class RaceSpec:
             flush,
             clock_file,
             count_unseen,
+            self.space.give_backs,
         )
 
     def on_server(self, server: RedisServer, *, flush: bool) -> Setup:

@@ -35,6 +35,7 @@ def save(path: str | os.PathLike[str], setup: Setup, result: RunResult, verdict:
         actions=[to_json(action) for action in result.actions],
         steps=result.trace,
         verdict=verdict,
+        give_backs=setup.give_backs,
     ).write(path)
     # and what was judged, beside it, so that ``check RUN_DIR`` can judge it again
     history, ttls, where = result.history, result.ttls, Path(path)
@@ -66,7 +67,16 @@ def replay(
     in all."""
     policy, judged_by = Policy.parse(saved.policy), Policy.parse(saved.judged_by)
     actions = [from_json(action) for action in saved.actions]
-    setup = Setup(saved.limiter, policy, saved.instances, url, judged_by, flush, clock_file)
+    setup = Setup(
+        saved.limiter,
+        policy,
+        saved.instances,
+        url,
+        judged_by,
+        flush,
+        clock_file,
+        give_backs=saved.give_backs,
+    )
     for _ in range(ATTEMPTS - 1):
         result, verdict = run_schedule(setup, actions)
         if not result.void:

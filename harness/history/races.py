@@ -116,13 +116,16 @@ class SavedRace:
     actions: list[dict[str, Any]]
     steps: list[Step]
     verdict: Verdict
+    give_backs: tuple[bool, ...] = (False,)  # which admitted requests were given back
 
     def to_json(self) -> dict[str, Any]:
+        given_back = {"give_backs": list(self.give_backs)} if any(self.give_backs) else {}
         return {
             "limiter": self.limiter,
             "policy": self.policy,
             "judged_by": self.judged_by,
             "instances": self.instances,
+            **given_back,
             "violations": self.violations,
             "actions": self.actions,
             "steps": [step.to_json() for step in self.steps],
@@ -140,6 +143,7 @@ class SavedRace:
             actions=[dict(a) for a in data["actions"]],
             steps=[Step.from_json(s) for s in data["steps"]],
             verdict=Verdict.from_json(data["verdict"]),
+            give_backs=tuple(bool(b) for b in data.get("give_backs", [False])) or (False,),
         )
 
     def write(self, path: str | os.PathLike[str]) -> None:

@@ -107,3 +107,13 @@ def test_a_program_is_raced_by_its_command(race: Callable[..., RaceResult]) -> N
     assert result.flaws == {"over-admission"}
     with pytest.raises(TypeError, match="race\\(exec=COMMAND, policy=SPEC\\)"):
         race("naive-get-set", FIXED, exec="node x.js")
+
+
+@pytest.mark.integration
+def test_give_back_races_a_limiter_s_refund(race: Callable[..., RaceResult]) -> None:
+    policy = "fixed-window:limit=2,window=10"
+    without = race("fixed-window-refund-get-set", policy, nemesis="none", max_examples=100)
+    assert without.clean  # its check is fixed-window-lua's: only its give-back races
+    given = race("fixed-window-refund-get-set", policy, nemesis="none", give_back=True)
+    assert given.flaws == {"over-admission"}, given
+    assert "given back" in given.trace
