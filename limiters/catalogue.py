@@ -14,6 +14,7 @@ from typing import Any
 
 from ratelimit_harness.limiters.base import Limiter
 from ratelimit_harness.limiters.colleague import Colleague
+from ratelimit_harness.limiters.fixed_window_expire_ms import FixedWindowExpireMs
 from ratelimit_harness.limiters.fixed_window_first_lua import FixedWindowFirstLua
 from ratelimit_harness.limiters.fixed_window_incr_expire import FixedWindowIncrExpire
 from ratelimit_harness.limiters.fixed_window_lua import FixedWindowLua
@@ -41,6 +42,7 @@ class Flaw(StrEnum):
     OVER_ADMISSION = "over-admission"
     WRONGFUL_REJECTION = "wrongful-rejection"
     IMMORTAL_KEY = "immortal-key"
+    EXCESS_TTL = "excess-ttl"
     COLLISION = "collision"
 
 
@@ -70,6 +72,7 @@ class Entry:
 
 
 OVER, WRONG, IMMORTAL = Flaw.OVER_ADMISSION, Flaw.WRONGFUL_REJECTION, Flaw.IMMORTAL_KEY
+EXCESS = Flaw.EXCESS_TTL
 # the fixed windows keyed by the instance's clock, under clock skew
 SKEWED_WINDOWS_OVER = (
     "Part 2 keys the window by each instance's clock: under clock skew two instances count "
@@ -86,6 +89,7 @@ PER_SECOND_AND_MINUTE = "fixed-window:limit=10,window=1 + fixed-window:limit=100
 SEVERAL_LIMITS = "several limits at once, the most common configuration of released limiters"
 WEIGHTED = "weighted requests (tokens for an LLM call, bytes, a batch), as released limiters take"
 # a second window whose edge falls inside the first's, so that one refills while the other holds
+EXCESS_TTL_NOTE = "a TTL in the wrong unit, as a released npm limiter passes milliseconds to EXPIRE"
 GIVEN_BACK = "requests given back when their work fails (express-rate-limit's skipFailedRequests)."
 RACED_GIVE_BACK = "fixed-window:limit=2,window=10"  # room for one admitted while one is given back
 RACED_WINDOWS = "fixed-window:limit=1,window=10 + fixed-window:limit=1,window=15"
@@ -292,6 +296,20 @@ ENTRIES = (
         note=f"not in the chapter: {GIVEN_BACK}",
         race=RACED_GIVE_BACK,
         gives_back=True,
+    ),
+    Entry(
+        "fixed-window-expire-ms",
+        FixedWindowExpireMs,
+        FIXED,
+        "Part 2: INCR, then EXPIRE, given the window in milliseconds",
+        {
+            EXCESS: "Part 2's EXPIRE takes seconds: given milliseconds, every key outlives its "
+            "window a thousand times",
+            IMMORTAL: "Part 7: a crash between INCR and EXPIRE leaves a counter with no TTL",
+            OVER: SKEWED_WINDOWS_OVER,
+            WRONG: SKEWED_WINDOWS_WRONG,
+        },
+        note=f"not in the chapter: {EXCESS_TTL_NOTE}",
     ),
 )
 

@@ -19,8 +19,12 @@ class FixedWindowIncrExpire(RedisLimiter):
         key = self.key(identity, index)
         count = int(self.client.incr(key))
         if count == 1:
-            self.client.expire(key, self.window_seconds)
+            self.client.expire(key, self.ttl())
         reset_at = (index + 1) * self.window
         if count > self.limit:
             return Decision(False, 0, self.limit, reset_at, reset_at - now, now)
         return Decision(True, self.limit - count, self.limit, reset_at, 0.0, now)
+
+    def ttl(self) -> int:
+        """What EXPIRE is given: the window in whole seconds."""
+        return self.window_seconds

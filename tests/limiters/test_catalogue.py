@@ -30,6 +30,8 @@ REQUIRED_NAMES = {
     "token-bucket-weighted-drain": {"wrongful-rejection"},
     # and requests given back
     "fixed-window-refund-get-set": {"over-admission", "immortal-key"},
+    # and keys kept a thousand windows
+    "fixed-window-expire-ms": {"excess-ttl", "immortal-key"},
 }
 
 
