@@ -6,11 +6,13 @@
 reads ``REDIS_URL`` and ``RATELIMIT_POLICY``, builds ``NAME`` on a redis-py client as the load
 half's app does, and answers each identity on stdin (``identity cost`` for a request that costs
 more than 1: asked as ``check(identity, cost)``) with its decision, a JSON object of the fields
-the limiter told, until end of input. So the same limiter can be raced in-process (its name) and as
-an OS process behind the explorer's proxy (``exec:python -m ratelimit_harness.limiters.line_program
-NAME``), and the two verdicts compared. A check that raises answers ``{"error": ...}`` (no decision)
-and says so on stderr. Bad input (no such limiter, a missing variable, a policy it cannot enforce):
-one line on stderr, exit code 2.
+the limiter told, until end of input. A give-back line, ``refund IDENTITY COST``, gives back
+that identity's last admission (``refund(identity, decision)``) and answers ``ok``. So the same
+limiter can be raced in-process (its name) and as an OS process behind the explorer's proxy
+(``exec:python -m ratelimit_harness.limiters.line_program NAME``), and the two verdicts
+compared. A check that raises answers ``{"error": ...}`` (no decision) and says so on stderr.
+Bad input (no such limiter, a missing variable, a policy it cannot enforce): one line on
+stderr, exit code 2.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from ratelimit_harness.limiters import PluginError, PolicyError, UnknownLimiter,
 from ratelimit_harness.limiters.base import check_args
 from ratelimit_harness.limiters.decision import Decision
 from ratelimit_harness.limiters.policy import Policy
-from ratelimit_harness.limiters.program import FIELDS
+from ratelimit_harness.limiters.program import FIELDS, GIVEN_BACK
 
 
 def answer_line(decision: Decision) -> str:
@@ -47,6 +49,20 @@ def request(line: str) -> tuple[str] | tuple[str, int]:
     return check_args(line.strip())
 
 
+def answered(limiter: Any, line: str, admitted: dict[str, Decision]) -> str:
+    """The answer to one line: a request's decision, or ``ok`` once a give-back is made."""
+    words = line.split()
+    if len(words) == 3 and words[0] == "refund":  # a request has two words at most
+        identity, cost = words[1], int(words[2])
+        limiter.refund(identity, admitted.pop(identity), *([cost] if cost != 1 else []))
+        return GIVEN_BACK
+    asked = request(line)
+    decision = limiter.check(*asked)
+    if decision.allowed:
+        admitted[asked[0]] = decision
+    return answer_line(decision)
+
+
 def main(argv: list[str]) -> int:
     name = f"line_program[{os.environ.get('RATELIMIT_INSTANCE', '-')}]"
     try:
@@ -59,9 +75,10 @@ def main(argv: list[str]) -> int:
     except (ValueError, PolicyError, PluginError, UnknownLimiter) as error:
         print(f"{name}: {error}", file=sys.stderr)
         return 2
+    admitted: dict[str, Decision] = {}  # each identity's last admission, to give back
     for line in sys.stdin:
         try:
-            answer = answer_line(limiter.check(*request(line)))
+            answer = answered(limiter, line, admitted)
         except Exception as error:  # a limiter may raise anything: that check decided nothing
             print(f"{name}: {type(error).__name__}: {error}", file=sys.stderr, flush=True)
             answer = json.dumps({"error": f"{type(error).__name__}: {error}"})

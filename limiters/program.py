@@ -5,7 +5,9 @@ Redis), ``RATELIMIT_POLICY`` (the policy string) and ``RATELIMIT_INSTANCE`` (whi
 0..K-1). It reads one request per line on stdin and answers each, in order, with one line on
 stdout. A request is an identity (``user:1``), or an identity, a space and what the request
 costs (``user:1 3``: a weighted request, 3 units of the budget; sent only when the cost is not
-1). The answers:
+1). A give-back (``race --give-back``) is the line ``refund IDENTITY COST`` (three words, so
+never a request), sent right after the answer ``allowed`` to the request it gives back: the
+program gives that request back and answers ``ok``. The answers:
 
     allowed
     rejected
@@ -51,6 +53,14 @@ ANSWER_TIMEOUT = 10.0  # seconds ``ProgramLimiter.check`` waits for an answer
 ERROR_LINE = re.compile(r"\b\w*(Error|Exception)\b")  # a line of stderr that names one
 FIELDS = ("remaining", "limit", "reset_at", "retry_after", "now")  # a JSON answer's optional
 _ENDED = None  # what the reader thread queues when stdout ends
+
+
+def given_back(identity: str, cost: int) -> str:
+    """The line that gives back the request just admitted (three words: never a request)."""
+    return f"refund {identity} {cost}"
+
+
+GIVEN_BACK = "ok"  # a program's answer to a give-back it made
 
 
 def asked(identity: str, cost: int) -> str:

@@ -53,7 +53,6 @@ from ratelimit_harness.harness.report import shown_in_terminal, write_report
 from ratelimit_harness.harness.rundir import new_run_dir
 from ratelimit_harness.limiters import CATALOGUE, Policy, PolicyError, resolve
 from ratelimit_harness.limiters.js_catalogue import install as js_install
-from ratelimit_harness.limiters.program import EXEC
 
 FINDERS = {"bounded": "the bounded stage", "search": "Hypothesis' search"}
 
@@ -137,9 +136,7 @@ def _asked(args: argparse.Namespace) -> RaceSpec:
 
 def _can_give_back(limiter: str) -> None:
     """BadArgument unless ``limiter`` can give a request back (``refund``), as far as can be
-    told before it is built: a program cannot (the line protocol has no way yet)."""
-    if limiter.startswith(EXEC):
-        raise BadArgument("--give-back: a program cannot give a request back (no line for it)")
+    told before it is built (a program is asked on the line protocol)."""
     entry = CATALOGUE.get(limiter)
     if entry is not None and not callable(getattr(entry.factory, "refund", None)):
         raise BadArgument(f"--give-back: {limiter} has no refund(identity, decision)")

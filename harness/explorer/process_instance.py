@@ -82,6 +82,7 @@ from ratelimit_harness.harness.errors import HarnessError
 from ratelimit_harness.harness.explorer.clocks import InstanceClock
 from ratelimit_harness.harness.explorer.instance import (
     TIMEOUT,
+    Checked,
     Died,
     Event,
     Finished,
@@ -97,7 +98,16 @@ from ratelimit_harness.harness.provision.virtual_time import (
     on_clock_file,
 )
 from ratelimit_harness.limiters import Policy
-from ratelimit_harness.limiters.program import Program, ProgramError, asked, program_env
+from ratelimit_harness.limiters.decision import Decision
+from ratelimit_harness.limiters.program import (
+    GIVEN_BACK,
+    Answer,
+    Program,
+    ProgramError,
+    asked,
+    given_back,
+    program_env,
+)
 
 Log = Callable[[Any, tuple[Any, ...], Any, float], None]
 # seconds an answered request's proxy goes on turning, once settled, for a command the program
@@ -146,13 +156,14 @@ class ProcessInstance:
             raise
         self._held: Held | None = None
         self._answered: Finished | None = None  # an answer waiting behind trailing commands
+        self._giving: tuple[str, int] | None = None  # the request to give back, once admitted
+        self._giving_back: Decision | None = None  # the admission being given back
         self._ended = False  # the program exited by itself: started again for the next request
 
     # --- the explorer's side, as Instance's ----------------------------------------------
 
     def start(self, identity: str, cost: int = 1, give_back: bool = False) -> Event:
-        if give_back:
-            raise ValueError("a program cannot give a request back: the line protocol has no way")
+        self._giving = (identity, cost) if give_back else None
         if self._ended:
             self.program, self._ended = self._start(), False
         self._on_time()
@@ -160,6 +171,10 @@ class ProcessInstance:
             self.program.ask(asked(identity, cost))
         except ProgramError as error:
             return self._exited(error)
+        return self._next()
+
+    def more(self) -> Event:
+        """What the request does next, after ``Checked``: the give-back goes on."""
         return self._next()
 
     def go(self) -> Event:
@@ -174,7 +189,7 @@ class ProcessInstance:
     def crash(self) -> Event:
         self.proxy.kill()  # first: what is held never reaches Redis
         self.program.kill()
-        self.gone, self._answered = True, None
+        self.gone, self._answered, self._giving, self._giving_back = True, None, None, None
         return Died()
 
     def stop(self) -> None:
@@ -189,13 +204,16 @@ class ProcessInstance:
         it is started anew."""
         if self.gone:
             return
-        self._log = _unlogged
+        self._log, self._giving = _unlogged, None  # finished unseen: no give-back begun now
         deadline = time.monotonic() + TIMEOUT
         try:
             for _ in range(DRAINED):
-                if self._held is None:  # it answered, and nothing of it is held
-                    return
-                self.go()
+                if self._held is None and self._giving_back is None:
+                    return  # it answered, and nothing of it is held
+                if self._held is None:  # a give-back asked: its first point, or its answer
+                    self._next()
+                else:
+                    self.go()
                 if time.monotonic() > deadline:
                     break
         except (HarnessError, ProgramError):
@@ -205,11 +223,13 @@ class ProcessInstance:
     def at_rest(self) -> bool:
         """Alive, no request inside, nothing held: fit for the next run."""
         alive = not self.gone and not self._ended and self.program.alive()
-        return alive and self._answered is None and not self.proxy.held()
+        quiet = self._answered is None and self._giving_back is None  # no answer still due
+        return alive and quiet and not self.proxy.held()
 
     def join(self, clock: InstanceClock, log: Log) -> None:
         """Go on in a new run: its clock, its trace."""
         self.clock, self._log, self._held, self._answered = clock, log, None, None
+        self._giving = self._giving_back = None
         self._on_time()
 
     # ---------------------------------------------------------------------------------------
@@ -248,12 +268,12 @@ class ProcessInstance:
                 except ProgramError as error:
                     return self._exited(error)
                 if answer is not None:
-                    self._answered = Finished(answer.decision, answer.error)
+                    self._answered = self._finished(answer)
             if not held and self._answered is not None:
                 held = self.proxy.settle(TRAILING_GRACE)  # what it sent before answering
                 if not held:
                     answered, self._answered = self._answered, None
-                    return answered
+                    return self._then_give_back(answered)
             if held:
                 self._held = held[0]
                 return Pending(self._held.command)
@@ -271,6 +291,28 @@ class ProcessInstance:
                 self.gone = True
                 raise Stuck(f"{self.name} ran {TIMEOUT:.0f} s without reaching Redis or answering")
             quiet = not self._woken.wait(min(deadline - now, IDLE / 10))
+
+    def _finished(self, answer: Answer) -> Finished:
+        """An answer as the explorer takes it; to a give-back, the admission it gave back, with
+        an error unless the program said it gave it back."""
+        if self._giving_back is None:
+            return Finished(answer.decision, answer.error)
+        decision, self._giving_back = self._giving_back, None
+        if answer.line.strip() == GIVEN_BACK:
+            return Finished(decision)
+        return Finished(decision, f"answered {answer.line.strip()[:80]!r} to a give-back")
+
+    def _then_give_back(self, answered: Finished) -> Event:
+        """``answered``; or, for an admission to give back, ``Checked``, the give-back asked."""
+        giving, self._giving = self._giving, None
+        if giving is None or answered.decision is None or not answered.decision.allowed:
+            return answered
+        try:
+            self.program.ask(given_back(*giving))
+        except ProgramError as error:
+            return self._exited(error)
+        self._giving_back = answered.decision
+        return Checked(answered.decision)
 
     def _idle(self) -> bool:
         """Whether the program waits with nothing of it on its way to Redis: its input has

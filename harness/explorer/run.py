@@ -307,7 +307,6 @@ class Run:
             slot.checked = (self.time.now, decision, self.time.now)
             clock = slot.instance.clock()
             self._note(slot.instance.name, DECISION, clock, _called(slot), "allowed, given back")
-            assert isinstance(slot.instance, Instance)  # a program never gives back (start)
             self._record(slot, slot.instance.more())
             return
         slot.busy, slot.pending = False, None

@@ -3,7 +3,9 @@ give-back, and the lost update of a give-back in two round trips is found."""
 
 from __future__ import annotations
 
+import sys
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -54,16 +56,32 @@ def test_a_give_back_in_one_script_leaves_room_for_exactly_one_more(
     assert verdict.valid, verdict.to_json()
 
 
-@pytest.mark.parametrize(
-    ("limiter", "message"),
-    [
-        ("exec:true", "a program cannot give a request back"),
-        ("fixed-window-incr-expire", "fixed-window-incr-expire has no refund"),
-    ],
-)
-def test_give_back_needs_a_limiter_that_can(
-    limiter: str, message: str, capsys: pytest.CaptureFixture[str]
-) -> None:
-    args = ["race", "--limiter", limiter, "--policy", POLICY, "--give-back"]
+def test_give_back_needs_a_limiter_that_can(capsys: pytest.CaptureFixture[str]) -> None:
+    args = ["race", "--limiter", "fixed-window-incr-expire", "--policy", POLICY, "--give-back"]
     assert main(args) == 2
-    assert message in capsys.readouterr().err
+    assert "fixed-window-incr-expire has no refund" in capsys.readouterr().err
+
+
+LINE_PROGRAM = f"exec:{sys.executable} -m ratelimit_harness.limiters.line_program"
+
+
+@pytest.mark.parametrize(
+    ("limiter", "status", "found"),
+    [("fixed-window-refund-get-set", 1, "over-admission"), ("fixed-window-lua", 0, "no violation")],
+)
+def test_a_program_gives_back_on_the_line_protocol(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    limiter: str,
+    *,
+    status: int,
+    found: str,
+) -> None:
+    args = ["race", "--limiter", f"{LINE_PROGRAM} {limiter}", "--policy", POLICY, "--give-back"]
+    # on a Redis of the race's own (its clock follows the schedule), as a user's race runs
+    args += ["--redis", "embedded", "--nemesis", "none", "--seed", "1", "--max-examples", "150"]
+    args += ["--trace", str(tmp_path / "trace.json")]
+    assert main(args) == status
+    out = capsys.readouterr().out
+    assert found in out
+    assert "given back" in out or status == 0
