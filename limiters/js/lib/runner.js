@@ -6,7 +6,8 @@
 //   RATELIMIT_POLICY    the policy spec, as lib/policy.js reads it
 //   RATELIMIT_INSTANCE  this instance's number, 0..K-1 (it names the instance on stderr)
 // Protocol: one request per line on stdin, an identity (`identity cost` for a request that costs
-// more than 1); one answer per line on stdout, in order: `allowed`
+// more than 1; a give-back, `refund identity cost`, is answered with an error: nothing is given
+// back here); one answer per line on stdout, in order: `allowed`
 // or `rejected` when the limiter tells nothing more, else a JSON object with `allowed` and what
 // else it tells (`remaining`, `limit`, `reset_at`, `retry_after`, `now`). A check that throws
 // (an error reply, a lost connection) answers `{"error": message}`, which is no decision, and
@@ -71,7 +72,11 @@ function refuse(name, why) {
 async function answerLines(name, redis, check) {
   const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity })
   for await (const line of lines) {
-    process.stdout.write(`${await answerOne(name, check, ...request(line))}\n`)
+    // a give-back (`refund identity cost`, three words): these programs give nothing back
+    const answer = /^refund \S+ [0-9]+$/.test(line)
+      ? JSON.stringify({ error: 'this program gives nothing back' })
+      : await answerOne(name, check, ...request(line))
+    process.stdout.write(`${answer}\n`)
   }
   redis.disconnect() // nothing is in flight: every check was awaited
 }
