@@ -28,7 +28,12 @@ def _cases() -> list[object]:
 @pytest.mark.parametrize(("target", "flaw"), _cases())
 def test_catalogue(race: Callable[..., RaceResult], target: Target, flaw: str | None) -> None:
     result = race(
-        target.limiter, target.policy, flaw=flaw, judge_by=target.judged_by, costs=target.costs
+        target.limiter,
+        target.policy,
+        flaw=flaw,
+        judge_by=target.judged_by,
+        costs=target.costs,
+        give_back=any(target.give_backs),
     )
     if flaw is None:
         assert result.clean, result
