@@ -89,6 +89,7 @@ from ratelimit_harness.harness.explorer.instance import (
     Pending,
     Stuck,
 )
+from ratelimit_harness.harness.explorer.keys import real_now
 from ratelimit_harness.harness.explorer.proxy import Held, SchedulingProxy
 from ratelimit_harness.harness.explorer.waiting import wait_until_waiting, waiting
 from ratelimit_harness.harness.provision.virtual_time import (
@@ -181,7 +182,7 @@ class ProcessInstance:
         held, self._held = self._held, None
         assert held is not None, "go() without a command held"
         self._on_time()
-        sent = self.clock.true_time.now
+        sent = real_now()  # real, as the wire's: a Redis on real time counts TTLs from it
         reply = self.proxy.release(held)
         self._log(self, held.command, reply, sent)
         return self._next()

@@ -315,3 +315,16 @@ def test_race_exec_is_limiter_exec(tmp_path: Path, capsys: pytest.CaptureFixture
     trace = str(tmp_path / "trace.json")
     assert main([*args, "--max-examples", "50", "--seed", "1", "--trace", trace]) == 1
     assert f"exec:{command} with {FIXED}: over-admission" in capsys.readouterr().out
+
+
+def test_on_a_redis_that_keeps_real_time_a_programs_keys_keep_their_ttl(
+    redis_server: RedisServer,
+) -> None:
+    # no clock file: the explorer stretches the TTLs it sees, counted from when each command was
+    # sent in real time (a program's once cut its keys to 1 ms, and each request found none)
+    line_program = f"exec:{sys.executable} -m ratelimit_harness.limiters.line_program"
+    setup = Setup(f"{line_program} fixed-window-incr-expire", FIXED, 1, redis_server.url)
+    result, _ = run_schedule(setup, [Through(0, "user:1"), Through(0, "user:1")])
+    assert [op.outcome.value for op in result.history] == ["allowed", "rejected"]
+    (ttl,) = result.ttls.values()
+    assert 9 < ttl < 10.1  # the window's, in the schedule's seconds (a hair more: never early)
