@@ -45,6 +45,12 @@ def check_args(identity: str, cost: int = 1) -> tuple[str] | tuple[str, int]:
     return (identity,) if cost == 1 else (identity, cost)
 
 
+def refund_args(identity: str, decision: Decision, cost: int = 1) -> tuple[Any, ...]:
+    """The arguments of ``refund``, which gives back the request ``decision`` admitted:
+    ``(identity, decision)``, and its cost after them for a weighted one (as ``check_args``)."""
+    return (identity, decision) if cost == 1 else (identity, decision, cost)
+
+
 class ServerNow(str):
     """The ``now`` of a server-time script under an injected server clock: the clock's instant
     in microseconds, as text. Redis reads TIME when it runs the script, so a driver that holds a

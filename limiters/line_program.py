@@ -25,7 +25,7 @@ from typing import Any
 import redis
 
 from ratelimit_harness.limiters import PluginError, PolicyError, UnknownLimiter, resolve
-from ratelimit_harness.limiters.base import check_args
+from ratelimit_harness.limiters.base import check_args, refund_args
 from ratelimit_harness.limiters.decision import Decision
 from ratelimit_harness.limiters.policy import Policy
 from ratelimit_harness.limiters.program import FIELDS, GIVEN_BACK
@@ -54,7 +54,7 @@ def answered(limiter: Any, line: str, admitted: dict[str, Decision]) -> str:
     words = line.split()
     if len(words) == 3 and words[0] == "refund":  # a request has two words at most
         identity, cost = words[1], int(words[2])
-        limiter.refund(identity, admitted.pop(identity), *([cost] if cost != 1 else []))
+        limiter.refund(*refund_args(identity, admitted.pop(identity), cost))
         return GIVEN_BACK
     asked = request(line)
     decision = limiter.check(*asked)

@@ -21,7 +21,7 @@ from ratelimit_harness.harness.explorer.background import Background
 from ratelimit_harness.harness.explorer.clocks import InstanceClock, reading
 from ratelimit_harness.harness.explorer.wire import gated
 from ratelimit_harness.limiters import Decision, Limiter
-from ratelimit_harness.limiters.base import check_args
+from ratelimit_harness.limiters.base import check_args, refund_args
 
 TIMEOUT = 10.0  # seconds an instance may run between two points before the run is abandoned
 
@@ -205,7 +205,7 @@ class Instance:
                 if give_back and decision.allowed and callable(refund):
                     self._to_explorer.put(Checked(decision))
                     try:
-                        refund(identity, decision, *([cost] if cost != 1 else []))
+                        refund(*refund_args(identity, decision, cost))
                     except Crashed:
                         self._to_explorer.put(Died())
                         return

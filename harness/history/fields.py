@@ -93,23 +93,23 @@ def timing_problem(invoke: float, complete: float | None, result: Outcome) -> st
 
 
 def refund(record: dict[str, object], name: str = "refund") -> tuple[float, float | None]:
-    """A give-back's ``[invoke, complete]``: finite seconds, ``complete`` null or not before
-    ``invoke``."""
+    """A give-back's ``[invoke, complete]``: finite seconds, ``complete`` null (in order:
+    ``refund_problem``)."""
     value = record[name]
     if type(value) is not list or len(value) != 2:
         got = json_type(value)
         raise InvalidRecord(f"wrong type: {name!r} must be [invoke, complete], got {got}")
     pair = {f"{name}[0]": value[0], f"{name}[1]": value[1]}
-    invoke, complete = seconds(pair, f"{name}[0]"), seconds_or_null(pair, f"{name}[1]")
-    if complete is not None and complete < invoke:
-        raise InvalidRecord(f"{name!r} completes at {complete!r}, before its invoke {invoke!r}")
-    return invoke, complete
+    return seconds(pair, f"{name}[0]"), seconds_or_null(pair, f"{name}[1]")
 
 
 def refund_problem(
     refunded: tuple[float, float | None], complete: float | None, result: Outcome
 ) -> str | None:
     """What is wrong with giving back an operation that ended so, or None."""
+    invoke, answered = refunded
+    if answered is not None and answered < invoke:
+        return f"'refund' completes at {answered!r}, before its invoke {invoke!r}"
     if result is not Outcome.ALLOWED or complete is None:
         return f"only an allowed request can be given back; this one was {result.value!r}"
     if refunded[0] < complete:

@@ -49,6 +49,12 @@ class GivenBack(NamedTuple):
     time: float
     event: str
 
+    def onto(self, refund: tuple[float, float | None] | None) -> tuple[float, float | None]:
+        """The give-back's ``[invoke, complete]`` once this event is added to ``refund`` (what
+        the events before it made; None before any): begun now, or answered now."""
+        begun = self.time if refund is None else refund[0]
+        return (begun, None if self.event == "refund" else self.time)
+
 
 GIVE_BACK_EVENTS = ("refund", "refunded")
 

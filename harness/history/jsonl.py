@@ -86,12 +86,7 @@ def _usual_lines(lines: list[bytes]) -> list[Operation] | None:
 
 
 def _refund_problem(op: Operation) -> str | None:
-    refund = op.refund
-    if refund is None:
-        return None
-    if refund[1] is not None and refund[1] < refund[0]:
-        return f"'refund' completes at {refund[1]!r}, before its invoke {refund[0]!r}"
-    return fields.refund_problem(refund, op.complete, op.outcome)
+    return None if op.refund is None else fields.refund_problem(op.refund, op.complete, op.outcome)
 
 
 def write_history(path: str | os.PathLike[str], operations: Iterable[Operation]) -> None:

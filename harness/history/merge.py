@@ -57,8 +57,7 @@ def _operations(path: str | os.PathLike[str]) -> list[Operation]:
                 problem = _give_back_problem(event, completed.get(event.op), given_back)
                 if problem:
                     raise HistoryError(problem, path, number)
-                begun = given_back.get(event.op, (event.time, None))[0]
-                given_back[event.op] = (begun, None if event.event == "refund" else event.time)
+                given_back[event.op] = event.onto(given_back.get(event.op))
                 continue
             if isinstance(event, Invoked):
                 if event.op in invoked:

@@ -198,8 +198,7 @@ class LiveJudge:
             elif isinstance(event, GivenBack):
                 seen = state.admitted.get((path.name, event.op))
                 if seen is not None:
-                    begun = event.time if seen.refund is None else seen.refund[0]
-                    seen.refund = (begun, None if event.event == "refund" else event.time)
+                    seen.refund = event.onto(seen.refund)
                     heapq.heappush(state.ahead, (event.time, seen.key))
             else:
                 seen = Seen((path.name, event.op), event.process, event.key, event.time)

@@ -38,7 +38,7 @@ from ratelimit_harness.harness.load.journals import Journals
 from ratelimit_harness.harness.load.rules import FAILED, Rule, Rules, tier_of
 from ratelimit_harness.harness.loopback import loopback_address
 from ratelimit_harness.limiters import Decision, Limiter
-from ratelimit_harness.limiters.base import check_args
+from ratelimit_harness.limiters.base import check_args, refund_args
 
 
 def held_by(rules: Rules, scope: Scope) -> tuple[Rule, str] | None:
@@ -146,9 +146,8 @@ class RateLimitMiddleware:
             return
         journal = self.journals[rule.name]
         journal.give_back(token)
-        asked = (f"{self.tag}:{rule.name}:{identity}", decision, *([cost] if cost != 1 else []))
         try:
-            refund(*asked)
+            refund(*refund_args(f"{self.tag}:{rule.name}:{identity}", decision, cost))
         except Exception as error:  # a user's limiter may raise anything
             self._report(rule, error)
             return
