@@ -14,6 +14,8 @@ from typing import Any
 
 from ratelimit_harness.limiters.base import Limiter
 from ratelimit_harness.limiters.colleague import Colleague
+from ratelimit_harness.limiters.fixed_window_block_lua import FixedWindowBlockLua
+from ratelimit_harness.limiters.fixed_window_block_renewed import FixedWindowBlockRenewed
 from ratelimit_harness.limiters.fixed_window_expire_ms import FixedWindowExpireMs
 from ratelimit_harness.limiters.fixed_window_first_lua import FixedWindowFirstLua
 from ratelimit_harness.limiters.fixed_window_incr_expire import FixedWindowIncrExpire
@@ -94,6 +96,9 @@ GIVEN_BACK = "requests given back when their work fails (express-rate-limit's sk
 RACED_GIVE_BACK = "fixed-window:limit=2,window=10"  # room for one admitted while one is given back
 RACED_WINDOWS = "fixed-window:limit=1,window=10 + fixed-window:limit=1,window=15"
 RACED_WEIGHTED = "token-bucket:capacity=2,rate=0.2"  # room for a request of 2, or two of 1
+BLOCKED = "fixed-window:limit=5,window=2,anchor=first,block=6"
+PENALTIES = "a block once over (blockDuration in rate-limiter-flexible and NestJS' throttler)"
+RACED_BLOCK = "fixed-window:limit=1,window=10,anchor=first,block=20"  # a block of two windows
 
 ENTRIES = (
     Entry(
@@ -310,6 +315,28 @@ ENTRIES = (
             WRONG: SKEWED_WINDOWS_WRONG,
         },
         note=f"not in the chapter: {EXCESS_TTL_NOTE}",
+    ),
+    Entry(
+        "fixed-window-block-lua",
+        FixedWindowBlockLua,
+        BLOCKED,
+        "Lua window started by its first request, and a block once over, server time",
+        note=f"not in the chapter: {PENALTIES}",
+        race=RACED_BLOCK,
+    ),
+    Entry(
+        "fixed-window-block-renewed",
+        FixedWindowBlockRenewed,
+        BLOCKED,
+        "fixed-window-block-lua, but every refusal sets the block again",
+        {
+            WRONG: "Part 7's naive limiter restarts its window with every SET EX; this restarts "
+            "the block with every refusal in it, so an identity that keeps retrying is refused "
+            "long after its block ended (rate-limiter-flexible blocks only on the request that "
+            "crosses the limit)",
+        },
+        note=f"not in the chapter: {PENALTIES}",
+        race=RACED_BLOCK,
     ),
 )
 

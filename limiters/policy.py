@@ -18,8 +18,9 @@ request is not counted) or ``attempts`` (every request is counted, refused or no
 that counts before it decides does: it refuses once its window holds ``limit`` attempts).
 
 A fixed window also takes ``block``, in seconds, a window at least: once a request is refused
-because the window is full, the identity is refused for ``block`` seconds from then, and then
-has a fresh budget (``blockDuration`` in rate-limiter-flexible and NestJS' throttler storages).
+outside a block (its window is full), the identity is refused for ``block`` seconds from then,
+and then has a fresh budget (``blockDuration`` in rate-limiter-flexible and NestJS' throttler
+storages).
 
 A composite policy joins several with ``+``: ``fixed-window:limit=10,window=1 +
 fixed-window:limit=1000,window=3600`` admits a request only if every one of its limits has room.

@@ -41,6 +41,10 @@ class ScriptLimiter(RedisLimiter):
         """What a script takes after ``now``: none unless a limiter says so."""
         return ()
 
+    def keys(self, identity: str) -> tuple[str, ...]:
+        """The keys the script is given for ``identity``: its one key unless a limiter says so."""
+        return (self.key(identity),)
+
     def check(self, identity: str, cost: int = 1) -> Decision:
         now = "" if self.server_clock is None else self.server_now_arg()
         args = (*self.policy_args, now, *self.extra_args())
@@ -48,5 +52,5 @@ class ScriptLimiter(RedisLimiter):
             args = (*args, cost)
         elif cost != 1:
             raise ValueError(f"{type(self).__name__} takes no cost: every request costs 1")
-        reply = self.script.run(self.client, self.key(identity), *args)
+        reply = self.script.run_on(self.client, self.keys(identity), *args)
         return Decision.from_script(reply, self.budget)

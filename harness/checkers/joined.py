@@ -4,9 +4,10 @@ A composite policy is judged one limit at a time: an over-admission of any limit
 whole, and a rejection is wrongful only if every limit had room for it (every placement leaves
 room in each limit exactly when every placement leaves room in all). Weighted requests are
 judged in units (``units``); where a limit counts attempts, rejected requests are units too; a
-limit's block excuses the rejections within it (``block``). When no over-admission is found
-but the limits, or a request's units, were each placed on their own, one placement with every
-request at one instant must keep every limit, or the keys left are inconclusive.
+limit's block excuses the rejections within it (``block``; a composite's more loosely, as its
+refusals may be another limit's). When no over-admission is found but the limits, or a
+request's units, were each placed on their own, one placement with every request at one
+instant must keep every limit, or the keys left are inconclusive.
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def budget_findings(
     def judged(part: Part, limit: Policy) -> Findings:
         found = part.find(counted(limit), limit)
         if part.kind == WRONG and limit.block:
-            found = unblocked(found, history, limit.block)
+            found = unblocked(found, history, limit.block, alone=len(limits) == 1)
         return _named(found, limit, composite=len(limits) > 1, units=costs)
 
     each = [

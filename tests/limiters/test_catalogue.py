@@ -32,6 +32,9 @@ REQUIRED_NAMES = {
     "fixed-window-refund-get-set": {"over-admission", "immortal-key"},
     # and keys kept a thousand windows
     "fixed-window-expire-ms": {"excess-ttl", "immortal-key"},
+    # and a block once over
+    "fixed-window-block-lua": set(),
+    "fixed-window-block-renewed": {"wrongful-rejection"},
 }
 
 
@@ -64,7 +67,7 @@ def test_each_entry_is_judged_by_a_policy_its_limiter_enforces(name: str) -> Non
 def test_every_lua_script_states_keys_argv_and_returns() -> None:
     files = resources.files("limiters").iterdir()
     scripts = [f for f in files if f.name.endswith(".lua") and f.name != "server_time.lua"]
-    assert len(scripts) == 11
+    assert len(scripts) == 13
     for script in scripts:
         header = "\n".join(
             line for line in script.read_text().splitlines() if line.startswith("--")

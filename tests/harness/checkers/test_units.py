@@ -137,22 +137,53 @@ def test_a_block_excuses_the_rejections_within_it_and_no_later_one() -> None:
     assert check(unknown, plain).kinds == {"wrongful-rejection"}
 
 
+def test_a_block_renewed_by_the_refusals_within_it_is_caught() -> None:
+    blocked = Policy.parse("fixed-window:limit=1,window=10,anchor=first,block=20")
+    # 1 starts a block until 21; 15 is inside it, so it starts none: refusing 22 is wrongful,
+    # as a limiter does that starts the block again with every refusal in it
+    renewed = [op(0.0), op(1.0, outcome="rejected"), op(15.0, outcome="rejected")]
+    late = op(22.0, outcome="rejected")
+    (witness,) = check([*renewed, late], blocked).of_kind("wrongful-rejection")[0].witnesses
+    assert witness.operations == [late]
+    # had 1 been refused late, up to 16, 15 may have come first and started the block itself
+    unsure = [op(0.0), op(1.0, 16.0, "rejected"), op(15.0, outcome="rejected"), late]
+    assert check(unsure, blocked).valid
+    # an unknown operation at 11 may have been a refusal, but inside the block, so it started
+    # none either (had it been admitted, its window ended before 22): 22 is still wrongful
+    inside = [*renewed[:2], op(11.0, 11.5, "unknown"), late]
+    assert check(inside, blocked).kinds == {"wrongful-rejection"}
+    # in a composite, 15 may have been refused by the other limit, outside any block
+    both = Policy.parse(f"{blocked} + fixed-window:limit=9,window=60")
+    assert check([*renewed, late], both).valid
+
+
 @settings(deadline=None)
-@given(st.lists(st.integers(0, 400), max_size=30))
-def test_a_correct_blocking_limiter_is_never_accused(quarters: list[int]) -> None:
-    """A model of the promise: windows of 10 s started by admissions, 2 each; the request that
-    finds its window full is refused and blocks the identity for 30 s, then a fresh window."""
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 240), st.integers(0, 8), st.integers(0, 8), st.booleans()),
+        max_size=40,
+    )
+)
+def test_a_correct_blocking_limiter_is_never_accused(
+    requests: list[tuple[int, int, int, bool]],
+) -> None:
+    """A model of the promise: windows of 5 s started by admissions, 2 each; the request that
+    finds its window full is refused and blocks the identity for 15 s, then a fresh window.
+    Each request is decided at its instant, and recorded over an interval around it (up to 2 s
+    either side); some are recorded unknown."""
     started, held, blocked_until = -math.inf, 0, -math.inf
     history = []
-    for t in sorted(q / 4 for q in quarters):
+    for quarter, before, after, lost in sorted(requests):
+        t = quarter / 4
         if t < blocked_until:
             allowed = False
-        elif t >= started + 10:
+        elif t >= started + 5:
             started, held, allowed = t, 1, True
         elif held < 2:
             held, allowed = held + 1, True
         else:
-            started, blocked_until, allowed = -math.inf, t + 30, False
-        history.append(op(t, outcome="allowed" if allowed else "rejected"))
-    policy = Policy.parse("fixed-window:limit=2,window=10,anchor=first,block=30")
+            started, blocked_until, allowed = -math.inf, t + 15, False
+        outcome = "unknown" if lost else "allowed" if allowed else "rejected"
+        history.append(op(t - before / 4, t + after / 4, outcome))
+    policy = Policy.parse("fixed-window:limit=2,window=5,anchor=first,block=15")
     assert check(history, policy).valid

@@ -1,0 +1,21 @@
+"""fixed-window-block-lua: a window started by the identity's first request, and a block once
+it is over (``block=B``), in one Lua script on the server's clock (correct). Only the request
+that finds the window full starts the block; those refused inside it do not move its end."""
+
+from __future__ import annotations
+
+from ratelimit_harness.limiters.policy import FIRST_ANCHORED, Policy
+from ratelimit_harness.limiters.script_limiter import ScriptLimiter
+
+
+class FixedWindowBlockLua(ScriptLimiter):
+    policy_kinds = (FIRST_ANCHORED,)
+    script_file = "fixed_window_block.lua"
+
+    @classmethod
+    def enforces(cls, policy: Policy) -> bool:
+        """A window started by admissions, with a block."""
+        return super().enforces(policy) and policy.block is not None
+
+    def extra_args(self) -> tuple[object, ...]:
+        return (round(float(self.policy.block or 0) * 1e6),)
