@@ -31,8 +31,11 @@ from ratelimit_harness.limiters.naive_get_set import NaiveGetSet
 from ratelimit_harness.limiters.policy import Policy
 from ratelimit_harness.limiters.sliding_counter_lua import SlidingCounterLua
 from ratelimit_harness.limiters.sliding_counter_mget_incr import SlidingCounterMgetIncr
-from ratelimit_harness.limiters.sliding_log_lua import SlidingLogLua
-from ratelimit_harness.limiters.sliding_log_pipeline import SlidingLogPipeline
+from ratelimit_harness.limiters.sliding_log_lua import SlidingLogAttemptsLua, SlidingLogLua
+from ratelimit_harness.limiters.sliding_log_pipeline import (
+    SlidingLogPipeline,
+    SlidingLogPipelineAttempts,
+)
 from ratelimit_harness.limiters.token_bucket_client_clock import TokenBucketClientClock
 from ratelimit_harness.limiters.token_bucket_lua import TokenBucketLua
 from ratelimit_harness.limiters.token_bucket_nonatomic import TokenBucketNonatomic
@@ -98,6 +101,10 @@ RACED_WINDOWS = "fixed-window:limit=1,window=10 + fixed-window:limit=1,window=15
 RACED_WEIGHTED = "token-bucket:capacity=2,rate=0.2"  # room for a request of 2, or two of 1
 BLOCKED = "fixed-window:limit=5,window=2,anchor=first,block=6"
 PENALTIES = "a block once over (blockDuration in rate-limiter-flexible and NestJS' throttler)"
+ATTEMPTS = "sliding-window:limit=5,window=2,count=attempts"
+COUNTS_ATTEMPTS = (
+    "a log of every attempt, refused or not (rolling-rate-limiter's documented design)"
+)
 RACED_BLOCK = "fixed-window:limit=1,window=10,anchor=first,block=20"  # a block of two windows
 
 ENTRIES = (
@@ -337,6 +344,27 @@ ENTRIES = (
         },
         note=f"not in the chapter: {PENALTIES}",
         race=RACED_BLOCK,
+    ),
+    Entry(
+        "sliding-log-attempts-lua",
+        SlidingLogAttemptsLua,
+        ATTEMPTS,
+        "sliding-log-lua logging every attempt, refused or not, server time",
+        note=f"not in the chapter: {COUNTS_ATTEMPTS}",
+    ),
+    Entry(
+        "sliding-log-pipeline-attempts",
+        SlidingLogPipelineAttempts,
+        ATTEMPTS,
+        "Part 3 as written, held to the attempts its log counts",
+        {
+            OVER: "Part 3 stamps entries with the instance's clock, read before the pipeline is "
+            "sent: a stale stamp slides out of the window early, whatever the log counts",
+            IMMORTAL: "Part 3's pipeline is no transaction: cut between ZADD and EXPIRE, it "
+            "leaves the log with no TTL",
+        },
+        note="Part 3's undo ZREMs a member never added, so its log keeps every attempt: held "
+        "to that promise, its refusals are no wrongful rejection, and its races are still found",
     ),
 )
 

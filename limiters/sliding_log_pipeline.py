@@ -9,6 +9,7 @@ import random
 
 from ratelimit_harness.limiters.base import RedisLimiter
 from ratelimit_harness.limiters.decision import Decision
+from ratelimit_harness.limiters.policy import Policy
 
 
 class SlidingLogPipeline(RedisLimiter):
@@ -28,3 +29,13 @@ class SlidingLogPipeline(RedisLimiter):
             self.client.zrem(key, f"{now_ms}-{random.random()}")  # not the member added above
             return Decision(allowed=False, remaining=0, limit=self.limit, now=now_ms / 1000)
         return Decision(True, self.limit - count, self.limit, now=now_ms / 1000)
+
+
+class SlidingLogPipelineAttempts(SlidingLogPipeline):
+    """sliding-log-pipeline-attempts: Part 3 as written, held to the promise its log keeps:
+    every attempt counted (``count=attempts``). Its refusals are then no flaw; its pipeline's
+    races still are."""
+
+    @classmethod
+    def enforces(cls, policy: Policy) -> bool:
+        return super().enforces(policy) and policy.count == "attempts"

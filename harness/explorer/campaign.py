@@ -61,10 +61,11 @@ def entry_race_policy(entry: Entry) -> str:
 
 
 def race_policy(entry_policy: str) -> str:
-    """The race policy of a catalogue entry's kind, with the entry's options (its anchor)."""
+    """The race policy of a catalogue entry's kind, with the entry's options (its anchor,
+    phase and what it counts)."""
     policy = Policy.parse(entry_policy)
     raced = Policy.parse(RACE_POLICIES[policy.kind])
-    return str(replace(raced, anchor=policy.anchor))
+    return str(replace(raced, anchor=policy.anchor, phase=policy.phase, count=policy.count))
 
 
 def targets(*, js: bool = False) -> list[Target]:

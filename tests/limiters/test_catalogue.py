@@ -35,6 +35,9 @@ REQUIRED_NAMES = {
     # and a block once over
     "fixed-window-block-lua": set(),
     "fixed-window-block-renewed": {"wrongful-rejection"},
+    # and a log of every attempt
+    "sliding-log-attempts-lua": set(),
+    "sliding-log-pipeline-attempts": {"over-admission", "immortal-key"},
 }
 
 

@@ -237,3 +237,20 @@ def test_a_request_given_back_makes_room_in_its_own_window_only(
     assert [d.allowed for d in run(limiter, 2)] == [True, False]
     limiter.refund("user:1", late, 2)  # type: ignore[attr-defined]  # never below nothing
     assert [d.allowed for d in run(limiter, 3)] == [True, True, False]
+
+
+def test_a_block_ends_on_time_unless_every_refusal_renews_it(
+    client: redis.Redis, clock: ManualClock
+) -> None:
+    """Windows of 2 s started by the first request, 2 each; the request that finds its window
+    full blocks the identity for 6 s. Asked every 1.5 s after that, the correct limiter lets it
+    back once the block is over; the renewed one never does."""
+    blocked = "fixed-window:limit=2,window=2,anchor=first,block=6"
+    lua = make("fixed-window-block-lua", client, blocked, clock)
+    renewed = make("fixed-window-block-renewed", client, blocked, clock)
+    seen = []
+    for step in (0.5, 0.5, 1.6, 1.5, 1.5, 1.5, 1.5, 0):  # at 0, 0.5, 1 (blocked to 7), ..., 8.6
+        seen.append((lua.check("a").allowed, renewed.check("b").allowed))
+        advance(clock, client, step)
+    assert [a for a, _ in seen] == [True, True, False, False, False, False, True, True]
+    assert [b for _, b in seen] == [True, True] + [False] * 6

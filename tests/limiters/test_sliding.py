@@ -114,3 +114,23 @@ def test_lua_counter_ttl_is_set_when_a_window_starts_and_kept_within_it(
     advance(clock, client, 1.0)  # 2.5 s: estimate 0 + 2 x 0.75 = 1.5
     assert limiter.check("u").remaining == 2
     assert 3000 < client.pttl(key) <= 3500  # now at 6 s
+
+
+def test_lua_log_of_attempts_counts_refusals_and_says_when_room_comes_back(
+    client: redis.Redis, clock: ManualClock
+) -> None:
+    """Under count=attempts the log keeps every request: one that keeps asking stays locked out
+    as Part 3's log does, and retry_after is when all but limit - 1 have slid out."""
+    attempts = "sliding-window:limit=2,window=2,count=attempts"
+    lua = make("sliding-log-attempts-lua", client, attempts, clock)
+    piped = make("sliding-log-pipeline-attempts", client, attempts, clock)
+    asked = []
+    for _ in range(4):  # at 0, 0.5, 1 and 1.5 s
+        asked.append((lua.check("atomic"), piped.check("piped").allowed))
+        advance(clock, client, 0.5)
+    assert [(d.allowed, p) for d, p in asked] == [(True, True)] * 2 + [(False, False)] * 2
+    assert client.zcard(key_of(lua, "atomic")) == 4
+    # logged at 0, 0.5, 1 and 1.5: room for one once three have slid out, at 1 + 2 = 3 s
+    assert asked[3][0].retry_after == pytest.approx(1.5)
+    advance(clock, client, 1.0)  # at 3 s: only 1.5 is in (1, 3]
+    assert lua.check("atomic").allowed
