@@ -19,7 +19,8 @@ from ratelimit_harness.limiters.fixed_window_block_renewed import FixedWindowBlo
 from ratelimit_harness.limiters.fixed_window_expire_ms import FixedWindowExpireMs
 from ratelimit_harness.limiters.fixed_window_first_lua import FixedWindowFirstLua
 from ratelimit_harness.limiters.fixed_window_incr_expire import FixedWindowIncrExpire
-from ratelimit_harness.limiters.fixed_window_lua import FixedWindowLua
+from ratelimit_harness.limiters.fixed_window_lua import FixedWindowLua, FixedWindowPhaseLua
+from ratelimit_harness.limiters.fixed_window_phase_ttl import FixedWindowPhaseTtl
 from ratelimit_harness.limiters.fixed_window_refund_get_set import FixedWindowRefundGetSet
 from ratelimit_harness.limiters.fixed_window_setnx_incr import FixedWindowSetnxIncr
 from ratelimit_harness.limiters.fixed_windows_lua import FixedWindowsLua
@@ -105,6 +106,8 @@ ATTEMPTS = "sliding-window:limit=5,window=2,count=attempts"
 COUNTS_ATTEMPTS = (
     "a log of every attempt, refused or not (rolling-rate-limiter's documented design)"
 )
+PHASED = "fixed-window:limit=5,window=2,phase=crc32"
+PHASES = "each identity's windows shifted by a hash of it, as django-ratelimit's are"
 RACED_BLOCK = "fixed-window:limit=1,window=10,anchor=first,block=20"  # a block of two windows
 
 ENTRIES = (
@@ -365,6 +368,25 @@ ENTRIES = (
         },
         note="Part 3's undo ZREMs a member never added, so its log keeps every attempt: held "
         "to that promise, its refusals are no wrongful rejection, and its races are still found",
+    ),
+    Entry(
+        "fixed-window-phase-lua",
+        FixedWindowPhaseLua,
+        PHASED,
+        "fixed-window-lua with each identity's windows shifted by its phase",
+        note=f"not in the chapter: {PHASES}",
+    ),
+    Entry(
+        "fixed-window-phase-ttl",
+        FixedWindowPhaseTtl,
+        PHASED,
+        "fixed-window-phase-lua, but the key's TTL runs to the unshifted window's end",
+        {
+            OVER: "Part 7 sets the TTL to the window's end; this takes the end of the window "
+            "aligned to the epoch, so a shifted window's count dies inside it and the window "
+            "admits again",
+        },
+        note=f"not in the chapter: {PHASES}",
     ),
 )
 

@@ -4,15 +4,18 @@
 -- ARGV[1]  limit (requests per window)
 -- ARGV[2]  window length, microseconds
 -- ARGV[3]  now, microseconds since the epoch; empty to read the server's TIME
+-- ARGV[4]  where the identity's windows start past each multiple of the window, microseconds
+--          (its phase: 0, or absent, for windows aligned to the epoch)
 -- returns  {allowed 0|1, remaining, reset_after_us, retry_after_us, now_us}
 -- The key's TTL is set when its window starts and runs to that window's end, so a request in
 -- the same window only counts itself (HINCRBY keeps the TTL).
 local limit = tonumber(ARGV[1])
 local window = tonumber(ARGV[2])
 local now = now_us(ARGV[3])
+local origin = tonumber(ARGV[4]) or 0
 
-local index = math.floor(now / window)
-local reset_after = (index + 1) * window - now
+local index = math.floor((now - origin) / window)
+local reset_after = (index + 1) * window + origin - now
 local state = redis.call('HMGET', KEYS[1], 'w', 'n')
 local current = tonumber(state[1]) == index
 local count = current and tonumber(state[2]) or 0

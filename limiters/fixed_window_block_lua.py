@@ -17,5 +17,5 @@ class FixedWindowBlockLua(ScriptLimiter):
         """A window started by admissions, with a block."""
         return super().enforces(policy) and policy.block is not None
 
-    def extra_args(self) -> tuple[object, ...]:
+    def extra_args(self, identity: str) -> tuple[object, ...]:
         return (round(float(self.policy.block or 0) * 1e6),)

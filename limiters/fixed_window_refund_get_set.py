@@ -17,5 +17,5 @@ class FixedWindowRefundGetSet(FixedWindowLua):
     def refund(self, identity: str, decision: Decision, cost: int = 1) -> None:
         key = self.key(identity)
         window, count = self.client.hmget(key, "w", "n")
-        if window is not None and int(window) == admitted_in(decision, self):
+        if window is not None and int(window) == admitted_in(decision, self, identity):
             self.client.hset(key, "n", max(0, int(count) - cost))

@@ -37,8 +37,8 @@ class ScriptLimiter(RedisLimiter):
     def load_script(self, filename: str) -> LuaScript:
         return server_time_script(filename)
 
-    def extra_args(self) -> tuple[object, ...]:
-        """What a script takes after ``now``: none unless a limiter says so."""
+    def extra_args(self, identity: str) -> tuple[object, ...]:
+        """What a script takes after ``now`` for ``identity``: none unless a limiter says so."""
         return ()
 
     def keys(self, identity: str) -> tuple[str, ...]:
@@ -47,7 +47,7 @@ class ScriptLimiter(RedisLimiter):
 
     def check(self, identity: str, cost: int = 1) -> Decision:
         now = "" if self.server_clock is None else self.server_now_arg()
-        args = (*self.policy_args, now, *self.extra_args())
+        args = (*self.policy_args, now, *self.extra_args(identity))
         if self.weighted:
             args = (*args, cost)
         elif cost != 1:

@@ -12,7 +12,7 @@ class SlidingLogLua(ScriptLimiter):
     policy_kinds = ("sliding-window",)
     script_file = "sliding_log.lua"
 
-    def extra_args(self) -> tuple[object, ...]:
+    def extra_args(self, identity: str) -> tuple[object, ...]:
         """The log's member for this request (96 random bits, unique in any one window), and
         what the log counts."""
         counted = "attempts" if self.policy.count == "attempts" else ""

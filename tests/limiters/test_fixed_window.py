@@ -6,7 +6,8 @@ from typing import Any
 import pytest
 import redis
 
-from tests.clocks import ManualClock, advance
+from ratelimit_harness.limiters import Policy
+from tests.clocks import START, ManualClock, advance
 from tests.limiters.helpers import admitted, key_of, make, run
 
 pytestmark = pytest.mark.integration
@@ -254,3 +255,25 @@ def test_a_block_ends_on_time_unless_every_refusal_renews_it(
         advance(clock, client, step)
     assert [a for a, _ in seen] == [True, True, False, False, False, False, True, True]
     assert [b for _, b in seen] == [True, True] + [False] * 6
+
+
+def test_windows_shifted_by_the_identitys_phase_keep_their_count_to_their_end(
+    client: redis.Redis, clock: ManualClock
+) -> None:
+    """user:1's windows of 10 s start 3 s past each multiple of 10. Admitted 4 s into one, the
+    correct limiter keeps the count to the window's end; the twin's key dies at the multiple of
+    10, 3 s before it, and the window admits again."""
+    phased = "fixed-window:limit=1,window=10,phase=crc32"
+    assert Policy.parse(phased).origin("user:1") == 3
+    lua = make("fixed-window-phase-lua", client, phased, clock)
+    twin = make("fixed-window-phase-ttl", client, phased, clock)
+    advance(clock, client, 7)  # START is a multiple of 10: the window [3, 13) is 4 s old
+    first = lua.check("user:1")
+    assert first.allowed
+    assert first.reset_at == pytest.approx(START + 13)
+    assert twin.check("user:1").allowed
+    advance(clock, client, 4)  # 11: the same window
+    assert not lua.check("user:1").allowed
+    assert twin.check("user:1").allowed
+    advance(clock, client, 2)  # 13: the next window
+    assert lua.check("user:1").allowed
