@@ -15,7 +15,7 @@ from ratelimit_harness.harness.load.rules import (
     tier_of,
     validated,
 )
-from ratelimit_harness.limiters import CATALOGUE
+from ratelimit_harness.limiters import CATALOGUE, Policy
 
 PLUGIN = "tests.limiters.sample_plugin:factory"
 LOGIN = """
@@ -277,7 +277,14 @@ def test_a_bad_rules_file_says_what_is_wrong(tmp_path: Path, text: str, message:
 
 @pytest.mark.parametrize("limiter", sorted(CATALOGUE))
 def test_every_catalogue_limiter_is_accepted_with_its_example_policy(limiter: str) -> None:
-    rule = Rule("r", "/r", limiter, CATALOGUE[limiter].policy)  # several limits, too
+    """Every one, several limits too, but those whose windows the identity's hash shifts: load
+    hands a limiter the identity prefixed with the run and the rule, so that hash is not the
+    one the judge takes."""
+    rule = Rule("r", "/r", limiter, CATALOGUE[limiter].policy)
+    if Policy.parse(rule.policy).phase != "none":
+        with pytest.raises(RulesError, match="phase=crc32 hashes the identity"):
+            validated([rule], DEFAULT_OUTBOUND)
+        return
     assert validated([rule], DEFAULT_OUTBOUND).rules == (rule,)
 
 
