@@ -17,12 +17,13 @@ the time a record takes at most to reach its file (only a process stopped for lo
 stamping a record and writing it escapes this). The horizon is the earliest of these; behind it the
 judge sees what the final verdict sees, and judges it by the final verdict's rules: an operation
 invoked before the horizon and not completed before it is in flight, ``unknown`` (as a killed
-instance's are), a promise of ``X-RateLimit-Remaining`` counts once it was sent before the horizon,
-and the outbound rule's accepted calls count by their arrival at the SMS provider
-(``RUN_DIR/provider.jsonl``, complete up to ``settle`` before the round: its threads stamp and write
-apart). Deciding an operation only ever narrows what the checkers allow, so a count stands: the
-final verdict finds at least as many of each kind. A check that takes long stretches the interval
-(to twice its time), so judging never starves the load.
+instance's are), a promise of ``X-RateLimit-Remaining`` is judged once, when its answer came
+before the horizon (all it can be held to is known by then), and the outbound rule's accepted
+calls count by their arrival at the SMS provider (``RUN_DIR/provider.jsonl``, complete up to
+``settle`` before the round: its threads stamp and write apart). Deciding an operation only
+ever narrows what the checkers allow, so a count stands: the final verdict finds at least as
+many of each kind. A check that takes long stretches the interval (to twice its time), so
+judging never starves the load.
 """
 
 from __future__ import annotations
@@ -90,12 +91,12 @@ class KeyState:
     """One identity under one rule: what was read of it, and its last judgement."""
 
     seen: list[Seen] = field(default_factory=list)
-    promises: list[Promise] = field(default_factory=list)  # what its clients were told remain
+    promises: list[Promise] = field(default_factory=list)  # told remain; not yet judged
     judged: list[Operation] = field(default_factory=list)  # its history up to the horizon
     found: dict[str, int] = field(default_factory=dict)
     witness: dict[str, str] = field(default_factory=dict)
     allowed_by_policy: float = 0.0
-    broken: int = 0  # promises its history proves could not be kept
+    broken: int = 0  # promises judged so far that its history proves could not be kept
 
 
 @dataclass
@@ -215,7 +216,7 @@ class LiveJudge:
             except (ValueError, TypeError):
                 continue
             state.keys[promise.key].promises.append(promise)
-            heapq.heappush(state.ahead, (promise.invoke, promise.key))
+            heapq.heappush(state.ahead, (promise.complete, promise.key))
 
     def _read_arrivals(self, state: RuleState, lines: list[bytes]) -> None:
         """The SMS provider's record: each accepted call, from its departure to its arrival."""
@@ -241,8 +242,10 @@ class LiveJudge:
         entry.judged = history
         entry.found = {v.kind: v.count for v in verdict.violations if v.kind in KINDS}
         entry.witness = {v.kind: v.witnesses[0].detail for v in verdict.violations if v.witnesses}
-        sent = [p for p in entry.promises if p.invoke < horizon]
-        entry.broken = len(broken_promises(sent, history, state.rule.parsed_policy))
+        answered = [p for p in entry.promises if p.complete < horizon]
+        if answered:
+            entry.promises = [p for p in entry.promises if p.complete >= horizon]
+            entry.broken += len(broken_promises(answered, history, state.rule.parsed_policy))
         ends = [op.complete for op in history if op.complete is not None]
         if ends:
             entry.allowed_by_policy = allowance(policy, history[0].invoke, max(ends))

@@ -33,6 +33,8 @@ from dataclasses import replace
 from pathlib import Path
 from typing import NamedTuple
 
+import numpy as np
+
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.verdict import Witness
 from ratelimit_harness.limiters.policy import Policy
@@ -93,10 +95,12 @@ def broken_promises(
     for op in history:
         if op.outcome is Outcome.ALLOWED and op.complete is not None:
             admitted[op.key].append(op)
+    counted = {key: Admissions(ops) for key, ops in admitted.items()}
+    nothing = Admissions([])
     found = []
     for promise in promises:
         for limit in limits:
-            broken = _broken(promise, admitted.get(promise.key, []), limit)
+            broken = _broken(promise, counted.get(promise.key, nothing), limit)
             if broken is not None:
                 if policy.limits:
                     broken = replace(broken, detail=f"under {limit}: {broken.detail}")
@@ -105,7 +109,7 @@ def broken_promises(
     return found
 
 
-def _broken(promise: Promise, admitted: list[Operation], policy: Policy) -> Witness | None:
+def _broken(promise: Promise, admitted: Admissions, policy: Policy) -> Witness | None:
     """The witness that ``promise`` was more than ``policy`` (one limit) could grant, if it was."""
     limit, window = policy.limit, policy.window
     if limit is None or window is None:
@@ -113,23 +117,82 @@ def _broken(promise: Promise, admitted: list[Operation], policy: Policy) -> Witn
     since = _counted_since(promise, policy, window)
     if since is None:
         return None
-    before = [
-        op
-        for op in admitted
-        if op.invoke >= since
-        and op.complete is not None
-        and op.complete < promise.invoke
-        and (op.refund is None or op.refund[0] >= promise.complete)  # not given back by then
-    ]
-    room = limit - 1 - len(before)
+    before = admitted.count(since, promise.invoke, promise.complete)
+    room = limit - 1 - before
     if promise.remaining <= room:
         return None
     detail = (
-        f"told {promise.remaining} remain, but {len(before)} admissions already counted "
+        f"told {promise.remaining} remain, but {before} admissions already counted "
         f"in its window leave {max(room, 0)} after it"
     )
     span = (since, promise.complete)  # its window, up to the promise
-    return Witness(promise.key, span, before[-3:], detail)
+    last = admitted.counted(since, promise.invoke, promise.complete)[-3:]
+    return Witness(promise.key, span, last, detail)
+
+
+class Admissions:
+    """One identity's admissions, sorted so that a promise's count takes a few binary searches,
+    not a pass over them all: an admission counts against a promise when it was invoked at or
+    after ``since``, completed before the promise was ``sent``, and not given back before the
+    promise was ``received``.
+
+    With I, C and R an admission's invoke, completion and give-back (infinite if none), the
+    count is #(I >= since, C < sent) less #(I >= since, C < sent, R < received). Each is a count
+    by one column less the few admissions that straddle a bound: those invoked before ``since``
+    that end (complete, or are given back) after the other bound, at most the longest interval
+    before ``since``; and, since C <= R, those given back in time that completed after ``sent``,
+    all completed within the promise's own interval."""
+
+    def __init__(self, ops: Sequence[Operation]) -> None:
+        self.ops = sorted(ops, key=lambda op: op.invoke)
+        self.invoke = np.array([op.invoke for op in self.ops])
+        self.complete = np.array([op.complete for op in self.ops], dtype=float)
+        self.completes = np.sort(self.complete)
+        self.longest = float((self.complete - self.invoke).max()) if self.ops else 0.0
+        back = [op for op in self.ops if op.refund is not None]
+        self.back_invoke = np.array([op.invoke for op in back])
+        self.back_at = np.array([op.refund[0] for op in back if op.refund is not None])
+        self.backs = np.sort(self.back_at)
+        self.back_longest = float((self.back_at - self.back_invoke).max()) if back else 0.0
+        by_completion = sorted(back, key=lambda op: op.complete or 0.0)
+        self.back_by_complete = np.array([op.complete for op in by_completion], dtype=float)
+        self.back_by_complete_invoke = np.array([op.invoke for op in by_completion])
+        self.back_by_complete_at = np.array([op.refund[0] for op in by_completion if op.refund])
+
+    def count(self, since: float, sent: float, received: float) -> int:
+        """How many admissions count against a promise (see the class)."""
+        if since >= sent:
+            return 0  # none completed before it was invoked
+        lo = int(np.searchsorted(self.invoke, since))
+        early = int(np.searchsorted(self.invoke, since - self.longest))
+        straddling = int(np.count_nonzero(self.complete[early:lo] >= sent))
+        in_time = int(np.searchsorted(self.completes, sent)) - (lo - straddling)
+        if not self.back_at.size:
+            return in_time
+        # given back before received, and invoked at or after since
+        lo = int(np.searchsorted(self.back_invoke, since))
+        early = int(np.searchsorted(self.back_invoke, since - self.back_longest))
+        straddling = int(np.count_nonzero(self.back_at[early:lo] >= received))
+        given_back = int(np.searchsorted(self.backs, received)) - (lo - straddling)
+        # of those, the ones that completed at or after sent (so were never counted)
+        first, last = np.searchsorted(self.back_by_complete, (sent, received))
+        late = slice(int(first), int(last))
+        uncounted = np.count_nonzero(
+            (self.back_by_complete_invoke[late] >= since)
+            & (self.back_by_complete_at[late] < received)
+        )
+        return in_time - (given_back - int(uncounted))
+
+    def counted(self, since: float, sent: float, received: float) -> list[Operation]:
+        """The admissions ``count`` counts, in order of invoke (for a witness)."""
+        lo, hi = np.searchsorted(self.invoke, (since, sent))
+        return [
+            op
+            for op in self.ops[int(lo) : int(hi)]
+            if op.complete is not None
+            and op.complete < sent
+            and (op.refund is None or op.refund[0] >= received)
+        ]
 
 
 def _counted_since(promise: Promise, policy: Policy, window: float) -> float | None:

@@ -89,6 +89,21 @@ def test_a_remaining_promise_the_history_cannot_keep_is_counted_live(tmp_path: P
     assert row(judge, "login")["broken_promises"] == 0
     log.add("login", Promise("alice", START + 2.5, START + 2.6, 2))  # 3 before: 1 at most
     assert row(judge, "login")["broken_promises"] == 1
+    assert row(judge, "login")["broken_promises"] == 1  # each judged once, counted once
+
+
+def test_a_promise_is_judged_once_its_answer_is_behind_the_horizon(tmp_path: Path) -> None:
+    """Until then a give-back before its answer may still come to light: the count waits."""
+    journal = Journal(tmp_path, "login")
+    for n in range(3):
+        journal.decide("alice", ALLOWED, n)
+    PromiseLog(tmp_path).add("login", Promise("alice", START + 2.5, START + 30.0, 2))
+    # the journal holds nothing past 2.x: quiet, it is complete until SETTLE before the round
+    clock = ManualClock(START + 20.0)
+    judge = LiveJudge(tmp_path, RULES, clock=clock)
+    assert row(judge, "login")["broken_promises"] == 0
+    clock.advance(20.0)  # the horizon is past 30 now
+    assert row(judge, "login")["broken_promises"] == 1
 
 
 def test_an_over_admission_in_a_fixed_window_is_counted(tmp_path: Path) -> None:

@@ -5,9 +5,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.load.promises import (
+    Admissions,
     Promise,
     PromiseLog,
     broken_promises,
@@ -72,3 +75,45 @@ def test_under_several_limits_a_promise_is_held_to_each() -> None:
     (broken,) = broken_promises([Promise("k", 3.0, 3.1, 97)], history, policy)
     assert broken.detail.startswith("under fixed-window:limit=3,window=10: told 97 remain")
     assert broken_promises([Promise("k", 3.0, 3.1, 0)], history, policy) == []
+
+
+@settings(deadline=None, max_examples=300)
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 40), st.integers(0, 8), st.one_of(st.none(), st.integers(0, 8))),
+        max_size=25,
+    ),
+    st.lists(st.tuples(st.integers(-4, 48), st.integers(0, 6), st.integers(0, 6)), max_size=10),
+)
+def test_admissions_count_as_a_pass_over_them_would(
+    drawn: list[tuple[int, int, int | None]], asked: list[tuple[int, int, int]]
+) -> None:
+    """The sorted counts agree with the rule read plainly, admission by admission: invoked at
+    or after since, completed before the promise was sent, not given back before received."""
+    ops = [
+        Operation(
+            "app-0",
+            "k",
+            start / 4,
+            (start + took) / 4,
+            Outcome.ALLOWED,
+            refund=None if back is None else ((start + took + back) / 4, None),
+        )
+        for start, took, back in drawn
+    ]
+    admissions = Admissions(ops)
+    for since, sent, took in asked:
+        since_at, sent_at = since / 4, (since + sent) / 4
+        received = sent_at + took / 4
+        plainly = [
+            op
+            for op in ops
+            if op.invoke >= since_at
+            and op.complete is not None
+            and op.complete < sent_at
+            and (op.refund is None or op.refund[0] >= received)
+        ]
+        assert admissions.count(since_at, sent_at, received) == len(plainly)
+        assert sorted(map(id, admissions.counted(since_at, sent_at, received))) == sorted(
+            map(id, plainly)
+        )
