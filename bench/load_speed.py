@@ -1,14 +1,20 @@
-"""The load half's speed on this machine, in three tables:
+"""The load half's speed on this machine, in four tables:
 
 1. the rate-limit middleware's cost: one app instance under wrk (64 connections), a bare
    endpoint (``/healthz``, matched by no rule) against a limited one (``/api/x``, one limiter
    call and the headers), for a few limiters;
 2. Locust's own ceiling: the ``burst`` pattern with no waits, in 1 and in 2 Locust processes,
    requests per second and per Locust process;
-3. each correct limiter behind four instances under the default swarm: p50 and p99 as the
+3. the swarm against Locust alone, on the same two instances: 64 users with no wait send
+   ``GET /api/items`` with one ``X-API-Key``, first as a plain ``FastHttpUser`` (nothing
+   journalled or checked), then as the harness's ``ApiUser`` through ``load --target``; the
+   ratio is what journalling, header checks and the live judge cost, in 1 and 2 processes;
+4. each correct limiter behind four instances under the default swarm: p50 and p99 as the
    clients measured them (HdrHistogram), and the requests per second achieved.
 
-    .venv/bin/python bench/load_speed.py [--seconds 5] [--json]
+    .venv/bin/python bench/load_speed.py [--seconds 5] [--table swarm] [--json]
+
+``--table`` runs one table: middleware, ceiling, swarm or latency (default: all four).
 
 ``--json`` ends the output with one JSON line of the figures.
 
@@ -18,6 +24,8 @@ Needs ``wrk`` (Debian's package) for the first table; skips it where absent.
 from __future__ import annotations
 
 import argparse
+import contextlib
+import csv
 import json
 import os
 import shutil
@@ -26,6 +34,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +57,58 @@ class Flat(ApiUser):
     def read(self) -> None:
         self.call("GET", "/api/items", api_key="bench")
 """
+BARE = """
+import itertools
+import os
+
+from locust import FastHttpUser, constant, task
+
+TARGETS = os.environ["BENCH_TARGETS"].split(",")
+TURN = itertools.count()
+
+
+class Bare(FastHttpUser):
+    wait_time = constant(0)
+    host = "http://127.0.0.1"
+
+    @task
+    def read(self) -> None:
+        url = TARGETS[next(TURN) % len(TARGETS)] + "/api/items"
+        self.client.get(url, headers={"X-API-Key": "bench"}, name="/api/items")
+"""
+USERS = 64
+UNREACHED = "fixed-window:limit=1000000000,window=60"  # every request admitted
+
+
+@contextlib.contextmanager
+def app_instances(
+    count: int, limiter: str, redis_url: str, run_dir: str, policy: str | None = None
+) -> Iterator[list[str]]:
+    """``count`` app instances of ``limiter`` (the default rules, ``policy`` for ``/api/*``),
+    their URLs once they serve."""
+    rules = default_rules().with_default(limiter, policy)
+    provider = "http://127.0.0.1:1"  # /api/* never calls it
+    apps, urls = [], []
+    try:
+        for n in range(count):
+            port = free_port()
+            settings = InstanceSettings(f"app-{n}", rules, redis_url, run_dir, provider, limiter)
+            apps.append(
+                subprocess.Popen(
+                    instance_command("127.0.0.1", port),
+                    env={**os.environ, **settings.to_env()},
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    start_new_session=True,
+                )
+            )
+            urls.append(f"http://127.0.0.1:{port}")
+        time.sleep(2)
+        yield urls
+    finally:
+        for app in apps:
+            os.killpg(app.pid, signal.SIGKILL)
+            app.wait()
 
 
 def wrk(url: str, seconds: float) -> float:
@@ -69,25 +130,9 @@ def middleware_cost(seconds: float) -> list[dict[str, Any]]:
     print(f"{'limiter':20} {'bare req/s':>11} {'limited req/s':>14} {'cost us/request':>16}")
     with provision() as server, tempfile.TemporaryDirectory() as run_dir:
         for limiter in LIMITERS:
-            rules = default_rules().with_default(limiter, None)
-            port = free_port()
-            provider = "http://127.0.0.1:1"  # /api/x never calls it
-            settings = InstanceSettings("app-0", rules, server.url, run_dir, provider, limiter)
-            command = instance_command("127.0.0.1", port)
-            app = subprocess.Popen(
-                command,
-                env={**os.environ, **settings.to_env()},
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-            try:
-                time.sleep(2)
-                bare = wrk(f"http://127.0.0.1:{port}/healthz", seconds)
-                limited = wrk(f"http://127.0.0.1:{port}/api/x", seconds)
-            finally:
-                os.killpg(app.pid, signal.SIGKILL)
-                app.wait()
+            with app_instances(1, limiter, server.url, run_dir) as (url,):
+                bare = wrk(f"{url}/healthz", seconds)
+                limited = wrk(f"{url}/api/x", seconds)
             cost = (1 / limited - 1 / bare) * 1e6
             print(f"{limiter:20} {bare:>11,.0f} {limited:>14,.0f} {cost:>16.0f}")
             note = f"{limited:,.0f} req/s limited, {bare:,.0f} bare"
@@ -126,6 +171,56 @@ def locust_ceiling(seconds: float) -> list[dict[str, Any]]:
     return rows
 
 
+def bare_locust(targets: list[str], processes: int, seconds: float, folder: Path) -> float:
+    """Requests per second of a plain Locust ``FastHttpUser`` swarm (``BARE``)."""
+    (folder / "bare.py").write_text(BARE)
+    prefix = folder / f"bare-{processes}"
+    subprocess.run(
+        [
+            *(sys.executable, "-m", "locust", "-f", str(folder / "bare.py"), "--headless"),
+            *("-u", str(USERS), "-r", str(USERS), "-t", f"{seconds:g}s"),
+            *("--processes", str(processes), "--csv", str(prefix), "--only-summary"),
+        ],
+        env={**os.environ, "BENCH_TARGETS": ",".join(targets)},
+        capture_output=True,
+        check=False,
+        cwd=folder,
+    )
+    with open(f"{prefix}_stats.csv", newline="") as stats:
+        total = next(row for row in csv.DictReader(stats) if row["Name"] == "Aggregated")
+    return float(total["Requests/s"])
+
+
+def swarm_against_locust(seconds: float) -> list[dict[str, Any]]:
+    rows = []
+    print(f"{'processes':9} {'Locust req/s':>12} {'swarm req/s':>11} {'ratio':>6}")
+    with (
+        provision() as server,
+        tempfile.TemporaryDirectory() as run_dir,
+        tempfile.TemporaryDirectory() as folder,
+        app_instances(2, "fixed-window-lua", server.url, run_dir, UNREACHED) as targets,
+    ):
+        locustfile = Path(folder, "flat.py")
+        locustfile.write_text(NO_WAIT)
+        for processes in (1, 2):
+            alone = bare_locust(targets, processes, seconds, Path(folder))
+            verdict = load(
+                [
+                    *("--target", ",".join(targets), "--locustfile", str(locustfile)),
+                    *("--users", str(USERS), "--spawn-rate", str(USERS)),
+                    *("--duration", str(seconds), "--processes", str(processes)),
+                ]
+            )
+            swarm = float(verdict["requests_per_second"])  # type: ignore[arg-type]
+            ratio = swarm / alone
+            print(f"{processes:9} {alone:>12,.0f} {swarm:>11,.0f} {ratio:>6.2f}")
+            note = f"{swarm:,.0f} req/s against {alone:,.0f} for Locust alone, {USERS} users"
+            row = figure("load: swarm / bare Locust", f"{processes} process(es)", ratio, "x", note)
+            rows.append({**row, "processes": processes, "bare": alone, "swarm": swarm})
+    print()
+    return rows
+
+
 def limiter_latency(seconds: float) -> list[dict[str, Any]]:
     rows = []
     print(f"{'limiter':20} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'p99.9 ms':>8}")
@@ -146,13 +241,24 @@ def limiter_latency(seconds: float) -> list[dict[str, Any]]:
     return rows
 
 
+TABLES = {
+    "middleware": middleware_cost,
+    "ceiling": locust_ceiling,
+    "swarm": swarm_against_locust,
+    "latency": limiter_latency,
+}
+
+
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--seconds", type=float, default=5)
+    options.add_argument("--table", choices=TABLES, help="run this table only")
     options.add_argument("--json", action="store_true", help="end with one JSON line")
     args = options.parse_args()
-    rows = middleware_cost(args.seconds) + locust_ceiling(args.seconds)
-    rows += limiter_latency(args.seconds)
+    rows = []
+    for name, table in TABLES.items():
+        if args.table in (None, name):
+            rows += table(args.seconds)
     if args.json:
         print(json.dumps({"bench": "load_speed", "rows": rows}))
 
