@@ -19,6 +19,7 @@ with the least room. A decision that names none gets no ``RateLimit``. A reader 
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from collections.abc import Mapping
@@ -36,7 +37,13 @@ _TOKEN = r"[A-Za-z*][A-Za-z0-9_!#$%&'*+.^`|~:/-]*"
 _BARE = rf"{_STRING}|{_TOKEN}|-?{_INT}(?:\.[0-9]{{1,3}})?|:[A-Za-z0-9+/=]*:|\?[01]"
 _PARAM = rf"; *([a-z*][a-z0-9_.*-]*)(?:=({_BARE}))?"
 _ITEM = re.compile(rf"[ \t]*({_STRING}|{_TOKEN})((?:{_PARAM})*)[ \t]*(?P<sep>,|$)")
-_FORMS = dict(q=_INT, w="[1-9][0-9]{0,14}", r=_INT, t=_INT, qu=_STRING, pk=":[A-Za-z0-9+/=]*:")
+_FORMS = {
+    name: re.compile(form)
+    for name, form in dict(
+        q=_INT, w="[1-9][0-9]{0,14}", r=_INT, t=_INT, qu=_STRING, pk=":[A-Za-z0-9+/=]*:"
+    ).items()
+}
+_PARAMS, _INTEGER = re.compile(_PARAM), re.compile(_INT)
 
 
 class HeaderError(ValueError):
@@ -139,27 +146,34 @@ def _up(seconds: float) -> int:
 
 def _integer(found: Mapping[str, str], key: str) -> int | None:
     value = found.get(key)
-    if value is not None and not re.fullmatch(_INT, value):
+    if value is not None and not _INTEGER.fullmatch(value):
         raise HeaderError(f"{key} must be a non-negative integer, got {value!r}")
     return None if value is None else int(value)
 
 
-def _items(value: str | None, field: str) -> dict[str | None, dict[str, int]]:
+def _items(value: str | None, field: str) -> Mapping[str | None, Mapping[str, int]]:
     """A Structured Field list of named items: name -> its Integer parameters q, w, r, t."""
+    return {} if value is None else _parsed_items(value, field)
+
+
+@functools.lru_cache(maxsize=4096)
+def _parsed_items(value: str, field: str) -> Mapping[str | None, Mapping[str, int]]:
+    """``_items`` of a header's value, kept: a swarm reads the same few values again and again
+    (``RateLimit-Policy`` is one per rule), so most are parsed once. Read only."""
     items: dict[str | None, dict[str, int]] = {}
     pos = 0
-    while value is not None and pos < len(value):
+    while pos < len(value):
         match = _ITEM.match(value, pos)
         if not match or (match["sep"] == "," and match.end() == len(value)):
             raise HeaderError(f"{field} is not a list of named items: {value!r}")
-        params = dict(re.findall(_PARAM, match[2]))
+        params = dict(_PARAMS.findall(match[2]))
         for key, form in _FORMS.items():
-            if key in params and not re.fullmatch(form, params[key]):
+            if key in params and not form.fullmatch(params[key]):
                 raise HeaderError(f"{field} {key}={params[key]!r} is not of the draft's type")
         bare = match[1]
         name = re.sub(r"\\(.)", r"\1", bare[1:-1]) if bare.startswith('"') else bare
         items[name] = {key: int(v) for key, v in params.items() if key in ("q", "w", "r", "t")}
         pos = match.end()
-    if value is not None and not items:
+    if not items:
         raise HeaderError(f"{field} is empty")
     return items

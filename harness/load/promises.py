@@ -55,10 +55,16 @@ class PromiseLog:
     def __init__(self, run_dir: Path) -> None:
         self.root = run_dir / "promises"
         self._fds: dict[str, int] = {}
+        self._keys_json: dict[str, str] = {}  # each identity as JSON, written once
         self._lock = threading.Lock()
 
     def add(self, rule: str, promise: Promise) -> None:
-        line = (json.dumps(promise._asdict()) + "\n").encode()
+        key, invoke, complete, remaining = promise
+        key_json = self._keys_json.get(key) or self._keys_json.setdefault(key, json.dumps(key))
+        line = (
+            f'{{"key": {key_json}, "invoke": {float(invoke)!r}, '
+            f'"complete": {float(complete)!r}, "remaining": {int(remaining)}}}\n'
+        ).encode()
         with self._lock:
             fd = self._fds.get(rule)
             if fd is None:
