@@ -106,6 +106,7 @@ class RuleState:
     in_flight: dict[tuple[str, int], Seen] = field(default_factory=dict)  # by (journal, op)
     admitted: dict[tuple[str, int], Seen] = field(default_factory=dict)  # to give back, if any
     stamped: dict[Path, float] = field(default_factory=dict)  # each journal's latest instant
+    decided: int = 0  # completions read, behind the horizon or not
     ahead: list[tuple[float, str]] = field(default_factory=list)  # (instant, key), a heap
     horizon: float = -math.inf
 
@@ -193,6 +194,7 @@ class LiveJudge:
                 seen = state.in_flight.pop((path.name, event.op), None)
                 if seen is not None:
                     seen.complete, seen.outcome, seen.now = event.time, event.outcome, event.now
+                    state.decided += 1
                     heapq.heappush(state.ahead, (event.time, seen.key))
                     if state.rule.refund != NEVER and event.outcome is Outcome.ALLOWED:
                         state.admitted[(path.name, event.op)] = seen
@@ -251,8 +253,9 @@ class LiveJudge:
             entry.allowed_by_policy = allowance(policy, history[0].invoke, max(ends))
 
     def rows(self) -> list[dict[str, Any]]:
-        """Per rule: operations, outcomes, what the policy allows, violations by kind, and the
-        horizon they stand on (epoch seconds; null before any journal was read)."""
+        """Per rule: the decisions read, then outcomes, what the policy allows and violations by
+        kind as they stand on the horizon (epoch seconds; null before any journal was read).
+        The decisions are facts once read; the rest waits for the horizon."""
         return [self._row(state) for state in self.rules.values()]
 
     def _row(self, state: RuleState) -> dict[str, Any]:
@@ -277,7 +280,7 @@ class LiveJudge:
             "policy": state.rule.policy
             + (f" judged by {state.rule.judged_by}" if state.rule.judged_by else ""),
             "identities": len(keys),
-            "decisions": sum(outcomes.values()),
+            "decisions": state.decided,
             "in_flight": in_flight,
             "admitted": outcomes[Outcome.ALLOWED],
             "rejected": outcomes[Outcome.REJECTED],

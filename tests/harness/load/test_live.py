@@ -79,6 +79,19 @@ def test_counts_of_a_valid_journal(tmp_path: Path) -> None:
     }
 
 
+def test_decisions_count_once_read_and_the_rest_once_behind_the_horizon(tmp_path: Path) -> None:
+    first = Journal(tmp_path, "login")
+    first.decide("alice", ALLOWED, 0)
+    first.decide("alice", ALLOWED, 5)
+    Journal(tmp_path, "login", process="app-1").decide("bob", ALLOWED, 1)
+    # at 3, app-1 is quiet since 1: complete up to SETTLE before the round, so the horizon is 2
+    found = row(live(tmp_path, at=3.0), "login")
+    assert found["horizon"] == START + 3.0 - SETTLE
+    assert found["decisions"] == 3  # every one read is a fact
+    assert found["admitted"] == 2  # what the judge has judged stands on the horizon
+    assert found["policy_allows"] == 10  # 5 each, for alice and bob
+
+
 def test_a_remaining_promise_the_history_cannot_keep_is_counted_live(tmp_path: Path) -> None:
     journal = Journal(tmp_path, "login")
     for n in range(3):
@@ -257,7 +270,8 @@ def test_a_rejection_waits_until_every_journal_has_caught_up_with_it(tmp_path: P
     # read as far as each journal goes, the rejection had 4 of 5 used: a wrongful rejection
     assert early["wrongful-rejection"] == 0
     assert early["horizon"] == START + 6.2 - SETTLE  # app-0 quiet since 4.001
-    assert (early["decisions"], early["rejected"]) == (4, 0)  # the rejection is past it
+    assert (early["admitted"], early["rejected"]) == (4, 0)  # the rejection is past it
+    assert early["decisions"] == 5  # but read: a decision is a fact
     one.decide("alice", ALLOWED, 5.5)  # app-0's journal catches up
     clock.now = START + 7.5
     caught_up = row(judge, "login")
@@ -276,7 +290,8 @@ def test_busy_journals_are_judged_up_to_the_last_instant_they_all_reached(
     found = row(LiveJudge(tmp_path, RULES, clock=ManualClock(START + 1.6)), "login")
     # app-1's last record, well after 1.6 - SETTLE: its decision is not before it, but in flight
     assert found["horizon"] == pytest.approx(START + 1.551)
-    assert (found["over-admission"], found["decisions"], found["in_flight"]) == (1, 11, 1)
+    assert (found["over-admission"], found["admitted"], found["in_flight"]) == (1, 11, 1)
+    assert found["decisions"] == 13  # every one read
 
 
 def test_an_operation_completed_past_the_horizon_is_still_in_flight(tmp_path: Path) -> None:
@@ -384,7 +399,8 @@ def test_the_outbound_rule_counts_accepted_calls_by_their_arrival_like_the_final
     assert early["horizon"] == pytest.approx(START + 1.50045)  # the instance's reached 3.001
     # 2 arrived, 1 on its way, 4 calls the instance has not seen answered (the first, answered
     # at 1.5, counts by its arrival)
-    assert (early["decisions"], early["in_flight"]) == (2, 5)
+    assert (early["admitted"] + early["rejected"], early["in_flight"]) == (2, 5)
+    assert early["decisions"] == 6  # the instance's, every one read
     clock.now = START + LATER
     found = row(judge, "outbound")
     (final,) = [r.server for r in judge_run(tmp_path, RULES, {}, 4).rules if r.name == "outbound"]
