@@ -1,4 +1,4 @@
-"""The load half's speed on this machine, in four tables:
+"""The load half's speed on this machine, in five tables:
 
 1. the rate-limit middleware's cost: one app instance under wrk (64 connections), a bare
    endpoint (``/healthz``, matched by no rule) against a limited one (``/api/x``, one limiter
@@ -9,12 +9,14 @@
    ``GET /api/items`` with one ``X-API-Key``, first as a plain ``FastHttpUser`` (nothing
    journalled or checked), then as the harness's ``ApiUser`` through ``load --target``; the
    ratio is what journalling, header checks and the live judge cost, in 1 and 2 processes;
-4. each correct limiter behind four instances under the default swarm: p50 and p99 as the
+4. the live view's lag under that swarm: every second, the decisions the live verdict shows
+   (``RUN_DIR/live.json``) against the requests the clients' journals say were answered by then;
+5. each correct limiter behind four instances under the default swarm: p50 and p99 as the
    clients measured them (HdrHistogram), and the requests per second achieved.
 
     .venv/bin/python bench/load_speed.py [--seconds 5] [--table swarm] [--json]
 
-``--table`` runs one table: middleware, ceiling, swarm or latency (default: all four).
+``--table`` runs one table: middleware, ceiling, swarm, live or latency (default: all five).
 
 ``--json`` ends the output with one JSON line of the figures.
 
@@ -77,7 +79,8 @@ class Bare(FastHttpUser):
         self.client.get(url, headers={"X-API-Key": "bench"}, name="/api/items")
 """
 USERS = 64
-UNREACHED = "fixed-window:limit=1000000000,window=60"  # every request admitted
+# every request admitted, and the run judged by the policy the instances keep
+UNREACHED = "fixed-window:limit=1000000000,window=60"
 
 
 @contextlib.contextmanager
@@ -207,7 +210,7 @@ def swarm_against_locust(seconds: float) -> list[dict[str, Any]]:
             verdict = load(
                 [
                     *("--target", ",".join(targets), "--locustfile", str(locustfile)),
-                    *("--users", str(USERS), "--spawn-rate", str(USERS)),
+                    *("--policy", UNREACHED, "--users", str(USERS), "--spawn-rate", str(USERS)),
                     *("--duration", str(seconds), "--processes", str(processes)),
                 ]
             )
@@ -219,6 +222,53 @@ def swarm_against_locust(seconds: float) -> list[dict[str, Any]]:
             rows.append({**row, "processes": processes, "bare": alone, "swarm": swarm})
     print()
     return rows
+
+
+def answered(run_dir: Path) -> int:
+    """Requests the clients' journals say were answered so far (complete records)."""
+    paths = (run_dir / "journals" / "client").glob("*/*.jsonl")
+    return sum(path.read_bytes().count(b'"event": "complete"') for path in paths)
+
+
+def live_lag(seconds: float) -> list[dict[str, Any]]:
+    """Poll a no-wait swarm's live verdict every second, beside the clients' own count."""
+    print(f"{'second':>6} {'answered':>9} {'live shows':>10} {'share':>6}")
+    polls: list[tuple[float, int, int]] = []
+    with (
+        provision() as server,
+        tempfile.TemporaryDirectory() as run_dir,
+        tempfile.TemporaryDirectory() as folder,
+        app_instances(2, "fixed-window-lua", server.url, run_dir, UNREACHED) as targets,
+    ):
+        locustfile = Path(folder, "flat.py")
+        locustfile.write_text(NO_WAIT)
+        command = [
+            *(sys.executable, "-m", "ratelimit_harness", "load", "--target", ",".join(targets)),
+            *("--locustfile", str(locustfile), "--policy", UNREACHED, "--users", str(USERS)),
+            *("--spawn-rate", str(USERS), "--duration", str(seconds)),
+        ]
+        run = subprocess.Popen(
+            command, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        )
+        began = time.monotonic()
+        while run.poll() is None and time.monotonic() - began < seconds + 120:
+            time.sleep(1)
+            found = sorted(Path(folder, "runs").glob("load-*"))
+            live = found[-1] / "live.json" if found else None
+            if live is None or not live.exists():
+                continue
+            shown = sum(row["decisions"] for row in json.loads(live.read_text())["rules"])
+            made = answered(found[-1])
+            elapsed = time.monotonic() - began
+            if made and elapsed <= seconds:
+                polls.append((elapsed, made, shown))
+                print(f"{elapsed:>6.0f} {made:>9,} {shown:>10,} {shown / made:>6.2f}")
+        run.wait()
+    later = [shown / made for at, made, shown in polls if at >= 5]
+    worst = min(later, default=0.0)
+    print(f"after the first 5 s, the live view showed at worst {worst:.2f} of what was answered\n")
+    note = f"worst share of answered requests shown live after 5 s, {len(polls)} polls"
+    return [figure("load: live view", "no-wait swarm", worst, "x", note)]
 
 
 def limiter_latency(seconds: float) -> list[dict[str, Any]]:
@@ -245,6 +295,7 @@ TABLES = {
     "middleware": middleware_cost,
     "ceiling": locust_ceiling,
     "swarm": swarm_against_locust,
+    "live": live_lag,
     "latency": limiter_latency,
 }
 

@@ -166,19 +166,25 @@ def _witnesses(
     limit = windows[0]
     by_span: dict[tuple[int, int], Witness] = {}
     firsts = [first for first, _, _ in spans]
+    runs: dict[tuple[int, int], tuple[int, list[Operation]]] = {}  # by the admission's windows
     for index in dropped:
-        start, last = number(line.admitted[index].invoke, end(line.admitted[index]))
-        while True:
-            inside = [
-                line.admitted[i]
-                for first, final, i in spans[
-                    bisect_left(firsts, start) : bisect_right(firsts, last)
+        touched = number(line.admitted[index].invoke, end(line.admitted[index]))
+        if touched not in runs:  # admissions dropped from the same windows share their run
+            start, last = touched
+            while True:
+                inside = [
+                    line.admitted[i]
+                    for first, final, i in spans[
+                        bisect_left(firsts, start) : bisect_right(firsts, last)
+                    ]
+                    if final <= last
                 ]
-                if final <= last
-            ]
-            if len(inside) > limit * (last - start + 1) or start <= firsts[0]:
-                break
-            start -= 1
+                if len(inside) > limit * (last - start + 1) or start <= firsts[0]:
+                    break
+                start -= 1
+            runs[touched] = (start, inside)
+        start, inside = runs[touched]
+        last = touched[1]
         found = by_span.get((start, last))
         if found is None:
             by_span[(start, last)] = _witness(line.key, inside, (start, last), windows, edges)

@@ -132,7 +132,7 @@ def _broken(promise: Promise, admitted: Admissions, policy: Policy) -> Witness |
         f"in its window leave {max(room, 0)} after it"
     )
     span = (since, promise.complete)  # its window, up to the promise
-    last = admitted.counted(since, promise.invoke, promise.complete)[-3:]
+    last = admitted.counted(since, promise.invoke, promise.complete, last=3)
     return Witness(promise.key, span, last, detail)
 
 
@@ -189,16 +189,24 @@ class Admissions:
         )
         return in_time - (given_back - int(uncounted))
 
-    def counted(self, since: float, sent: float, received: float) -> list[Operation]:
-        """The admissions ``count`` counts, in order of invoke (for a witness)."""
-        lo, hi = np.searchsorted(self.invoke, (since, sent))
-        return [
-            op
-            for op in self.ops[int(lo) : int(hi)]
-            if op.complete is not None
-            and op.complete < sent
-            and (op.refund is None or op.refund[0] >= received)
-        ]
+    def counted(
+        self, since: float, sent: float, received: float, *, last: int | None = None
+    ) -> list[Operation]:
+        """The admissions ``count`` counts, in order of invoke (for a witness); only the
+        ``last`` ones if given (found from the end, so a window's worth is not walked)."""
+        lo, hi = (int(i) for i in np.searchsorted(self.invoke, (since, sent)))
+        found: list[Operation] = []
+        for at in range(hi - 1, lo - 1, -1):
+            op = self.ops[at]
+            if last is not None and len(found) == last:
+                break
+            if (
+                op.complete is not None
+                and op.complete < sent
+                and (op.refund is None or op.refund[0] >= received)
+            ):
+                found.append(op)
+        return found[::-1]
 
 
 def _counted_since(promise: Promise, policy: Policy, window: float) -> float | None:
