@@ -77,6 +77,7 @@ class RedisLimiter:
     """Shared plumbing: policy validation, key naming, clocks, and script loading."""
 
     policy_kinds: ClassVar[tuple[str, ...]]
+    counts: ClassVar[str | None] = None  # what its windows count (``Policy.count``), if one way
     prefix: ClassVar[str] = "ratelimit"
     script_file: ClassVar[str | None] = None
 
@@ -90,9 +91,11 @@ class RedisLimiter:
         prefix: str | None = None,
     ) -> None:
         if not self.enforces(policy):
+            counting = f" counting {self.counts}" if self.counts else ""
+            given = f" counting {policy.count}" if self.counts else ""
             raise PolicyError(
-                f"{type(self).__name__} enforces {' or '.join(self.policy_kinds)} policies, "
-                f"not {policy.promise}"
+                f"{type(self).__name__} enforces {' or '.join(self.policy_kinds)} policies"
+                f"{counting}, not {policy.promise}{given}"
             )
         self.client = client
         self.policy = policy
@@ -105,8 +108,9 @@ class RedisLimiter:
 
     @classmethod
     def enforces(cls, policy: Policy) -> bool:
-        """Whether this limiter can enforce ``policy``: its promise is one of ``policy_kinds``."""
-        return policy.promise in cls.policy_kinds
+        """Whether this limiter can enforce ``policy``: its promise is one of ``policy_kinds``,
+        and its windows count what the limiter's do (``counts``, where it says)."""
+        return policy.promise in cls.policy_kinds and cls.counts in (None, policy.count)
 
     def load_script(self, filename: str) -> LuaScript:
         """The script, run by EVALSHA; the server loads it on its first NOSCRIPT."""

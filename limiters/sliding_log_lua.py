@@ -4,7 +4,6 @@ Part 3's log does, and refuses once its window holds ``limit`` of them."""
 
 import os
 
-from ratelimit_harness.limiters.policy import Policy
 from ratelimit_harness.limiters.script_limiter import ScriptLimiter
 
 
@@ -22,6 +21,4 @@ class SlidingLogLua(ScriptLimiter):
 class SlidingLogAttemptsLua(SlidingLogLua):
     """sliding-log-attempts-lua: sliding-log-lua held to a policy that counts attempts."""
 
-    @classmethod
-    def enforces(cls, policy: Policy) -> bool:
-        return super().enforces(policy) and policy.count == "attempts"
+    counts = "attempts"

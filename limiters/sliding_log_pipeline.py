@@ -9,7 +9,6 @@ import random
 
 from ratelimit_harness.limiters.base import RedisLimiter
 from ratelimit_harness.limiters.decision import Decision
-from ratelimit_harness.limiters.policy import Policy
 
 
 class SlidingLogPipeline(RedisLimiter):
@@ -36,6 +35,4 @@ class SlidingLogPipelineAttempts(SlidingLogPipeline):
     every attempt counted (``count=attempts``). Its refusals are then no flaw; its pipeline's
     races still are."""
 
-    @classmethod
-    def enforces(cls, policy: Policy) -> bool:
-        return super().enforces(policy) and policy.count == "attempts"
+    counts = "attempts"
