@@ -79,6 +79,7 @@ class Bare(FastHttpUser):
         self.client.get(url, headers={"X-API-Key": "bench"}, name="/api/items")
 """
 USERS = 64
+LOAD = (sys.executable, "-m", "ratelimit_harness", "load")
 # every request admitted, and the run judged by the policy the instances keep
 UNREACHED = "fixed-window:limit=1000000000,window=60"
 
@@ -147,7 +148,7 @@ def middleware_cost(seconds: float) -> list[dict[str, Any]]:
 
 def load(args: list[str]) -> dict[str, object]:
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        command = [sys.executable, "-m", "ratelimit_harness", "load", *args, "--json", out.name]
+        command = [*LOAD, *args, "--json", out.name]
         subprocess.run(command, capture_output=True, check=False)
         return dict(json.loads(Path(out.name).read_text()))
 
@@ -194,26 +195,38 @@ def bare_locust(targets: list[str], processes: int, seconds: float, folder: Path
     return float(total["Requests/s"])
 
 
-def swarm_against_locust(seconds: float) -> list[dict[str, Any]]:
-    rows = []
-    print(f"{'processes':9} {'Locust req/s':>12} {'swarm req/s':>11} {'ratio':>6}")
+@contextlib.contextmanager
+def no_wait_swarm() -> Iterator[tuple[list[str], Path]]:
+    """Two instances of ``fixed-window-lua`` that admit every request (``UNREACHED``), and a
+    folder holding the no-wait locustfile (``NO_WAIT``, as ``flat.py``): the instances' URLs
+    and the folder."""
     with (
         provision() as server,
         tempfile.TemporaryDirectory() as run_dir,
         tempfile.TemporaryDirectory() as folder,
         app_instances(2, "fixed-window-lua", server.url, run_dir, UNREACHED) as targets,
     ):
-        locustfile = Path(folder, "flat.py")
-        locustfile.write_text(NO_WAIT)
+        Path(folder, "flat.py").write_text(NO_WAIT)
+        yield targets, Path(folder)
+
+
+def swarm_args(targets: list[str], folder: Path, seconds: float) -> list[str]:
+    """``load``'s arguments for the no-wait swarm against ``targets`` (``no_wait_swarm``), for
+    ``seconds``, judged by the policy the instances keep."""
+    return [
+        *("--target", ",".join(targets), "--locustfile", str(folder / "flat.py")),
+        *("--policy", UNREACHED, "--users", str(USERS), "--spawn-rate", str(USERS)),
+        *("--duration", str(seconds)),
+    ]
+
+
+def swarm_against_locust(seconds: float) -> list[dict[str, Any]]:
+    rows = []
+    print(f"{'processes':9} {'Locust req/s':>12} {'swarm req/s':>11} {'ratio':>6}")
+    with no_wait_swarm() as (targets, folder):
         for processes in (1, 2):
-            alone = bare_locust(targets, processes, seconds, Path(folder))
-            verdict = load(
-                [
-                    *("--target", ",".join(targets), "--locustfile", str(locustfile)),
-                    *("--policy", UNREACHED, "--users", str(USERS), "--spawn-rate", str(USERS)),
-                    *("--duration", str(seconds), "--processes", str(processes)),
-                ]
-            )
+            alone = bare_locust(targets, processes, seconds, folder)
+            verdict = load([*swarm_args(targets, folder, seconds), "--processes", str(processes)])
             swarm = float(verdict["requests_per_second"])  # type: ignore[arg-type]
             ratio = swarm / alone
             print(f"{processes:9} {alone:>12,.0f} {swarm:>11,.0f} {ratio:>6.2f}")
@@ -234,21 +247,12 @@ def live_lag(seconds: float) -> list[dict[str, Any]]:
     """Poll a no-wait swarm's live verdict every second, beside the clients' own count."""
     print(f"{'second':>6} {'answered':>9} {'live shows':>10} {'share':>6}")
     polls: list[tuple[float, int, int]] = []
-    with (
-        provision() as server,
-        tempfile.TemporaryDirectory() as run_dir,
-        tempfile.TemporaryDirectory() as folder,
-        app_instances(2, "fixed-window-lua", server.url, run_dir, UNREACHED) as targets,
-    ):
-        locustfile = Path(folder, "flat.py")
-        locustfile.write_text(NO_WAIT)
-        command = [
-            *(sys.executable, "-m", "ratelimit_harness", "load", "--target", ",".join(targets)),
-            *("--locustfile", str(locustfile), "--policy", UNREACHED, "--users", str(USERS)),
-            *("--spawn-rate", str(USERS), "--duration", str(seconds)),
-        ]
+    with no_wait_swarm() as (targets, folder):
         run = subprocess.Popen(
-            command, cwd=folder, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+            [*LOAD, *swarm_args(targets, folder, seconds)],
+            cwd=folder,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
         )
         began = time.monotonic()
         while run.poll() is None and time.monotonic() - began < seconds + 120:
