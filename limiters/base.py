@@ -78,6 +78,7 @@ class RedisLimiter:
 
     policy_kinds: ClassVar[tuple[str, ...]]
     counts: ClassVar[str | None] = None  # what its windows count (``Policy.count``), if one way
+    blocks: ClassVar[bool] = False  # whether it refuses an identity for a block once over
     prefix: ClassVar[str] = "ratelimit"
     script_file: ClassVar[str | None] = None
 
@@ -93,6 +94,9 @@ class RedisLimiter:
         if not self.enforces(policy):
             counting = f" counting {self.counts}" if self.counts else ""
             given = f" counting {policy.count}" if self.counts else ""
+            if self.blocks or policy.block is not None:
+                counting += " with a block" if self.blocks else " without a block"
+                given += " with a block" if policy.block is not None else " without a block"
             raise PolicyError(
                 f"{type(self).__name__} enforces {' or '.join(self.policy_kinds)} policies"
                 f"{counting}, not {policy.promise}{given}"
@@ -109,8 +113,13 @@ class RedisLimiter:
     @classmethod
     def enforces(cls, policy: Policy) -> bool:
         """Whether this limiter can enforce ``policy``: its promise is one of ``policy_kinds``,
-        and its windows count what the limiter's do (``counts``, where it says)."""
-        return policy.promise in cls.policy_kinds and cls.counts in (None, policy.count)
+        its windows count what the limiter's do (``counts``, where it says), and it blocks
+        exactly when the policy has a block (``blocks``)."""
+        return (
+            policy.promise in cls.policy_kinds
+            and cls.counts in (None, policy.count)
+            and cls.blocks == (policy.block is not None)
+        )
 
     def load_script(self, filename: str) -> LuaScript:
         """The script, run by EVALSHA; the server loads it on its first NOSCRIPT."""

@@ -4,18 +4,14 @@ that finds the window full starts the block; those refused inside it do not move
 
 from __future__ import annotations
 
-from ratelimit_harness.limiters.policy import FIRST_ANCHORED, Policy
+from ratelimit_harness.limiters.policy import FIRST_ANCHORED
 from ratelimit_harness.limiters.script_limiter import ScriptLimiter
 
 
 class FixedWindowBlockLua(ScriptLimiter):
     policy_kinds = (FIRST_ANCHORED,)
     script_file = "fixed_window_block.lua"
-
-    @classmethod
-    def enforces(cls, policy: Policy) -> bool:
-        """A window started by admissions, with a block."""
-        return super().enforces(policy) and policy.block is not None
+    blocks = True
 
     def extra_args(self, identity: str) -> tuple[object, ...]:
         return (round(float(self.policy.block or 0) * 1e6),)

@@ -35,7 +35,7 @@ from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.harness.history.verdict import Verdict, Violation, Witness
 from ratelimit_harness.limiters.policy import FIRST_ANCHORED, Policy, PolicyError
 
-__all__ = ["PARTS", "Part", "Verdict", "Violation", "Witness", "check"]
+__all__ = ["PARTS", "Part", "Verdict", "Violation", "Witness", "check", "judge"]
 
 ALIGNED = ("fixed-window", "fixed-window:phase=crc32")  # each identity's own windows, or not
 WINDOWS, BUCKETS = (*ALIGNED, "sliding-counter"), ("token-bucket", "gcra")
@@ -74,7 +74,20 @@ def check(
     says why.
 
     A composite policy is judged limit by limit, and weighted requests in units (``joined``);
-    requests given back as ``refunds`` says."""
+    requests given back as ``refunds`` says. Each kind's witnesses, and the inconclusive ones,
+    are listed key by key, in the order the keys first appear (within a key, as found): so a
+    history split by key and judged in parts lists them alike (``partitions``)."""
+    return judge(history, policy, ttls, unjudged=unjudged)[0]
+
+
+def judge(
+    history: Sequence[Operation],
+    policy: Policy,
+    ttls: Mapping[str, float] | None = None,
+    *,
+    unjudged: Mapping[str, str] | None = None,
+) -> tuple[Verdict, Columns]:
+    """``check``, and the history as columns (as its metrics read it)."""
     unjudged = dict(unjudged or {})
     limits = policy.limits or (policy,)
     budget = [[p for p in PARTS if p.policies and p.judges(limit)] for limit in limits]
@@ -90,15 +103,26 @@ def check(
     checked = [p.kind for p in PARTS if p in keyed or any(p in parts for parts in budget)]
     verdict = Verdict(str(policy), len(history), checked=list(dict.fromkeys(checked)))
     verdict.unjudged = unjudged
-    verdict.metrics = describe(Columns.of(history) if stand_ins.given_back else evidence.columns)
+    columns = Columns.of(history) if stand_ins.given_back else evidence.columns
+    verdict.metrics = describe(columns)
     if stand_ins.given_back:
         verdict.metrics["given_back"] = stand_ins.given_back
     found = budget_findings(evidence, limits, budget)
+    first_seen = {key: place for place, key in enumerate(columns.key_names)}
     for kind in dict.fromkeys(checked):
         every = [found[kind]] if kind in found else []
         every += [part.find(evidence, policy) for part in keyed if part.kind == kind]
-        verdict.add(kind, stand_ins.recorded([w for found in every for w in found.violations]))
+        witnesses = stand_ins.recorded([w for found in every for w in found.violations])
+        verdict.add(kind, _key_by_key(witnesses, first_seen) if kind in found else witnesses)
         verdict.inconclusive += stand_ins.recorded([w for f in every for w in f.inconclusive])
+    verdict.inconclusive = _key_by_key(verdict.inconclusive, first_seen)
     if policy.kind == "sliding-counter":
         verdict.metrics["sliding_accuracy"] = sliding_counter.accuracy(evidence.columns, policy)
-    return verdict
+    return verdict, columns
+
+
+def _key_by_key(witnesses: list[Witness], first_seen: Mapping[str, int]) -> list[Witness]:
+    """``witnesses`` ordered by the first appearance of their key (stable: within a key, as
+    found). A key the history never names (none should) goes last."""
+    last = len(first_seen)
+    return sorted(witnesses, key=lambda witness: first_seen.get(witness.key, last))

@@ -5,9 +5,10 @@ whole, and a rejection is wrongful only if every limit had room for it (every pl
 room in each limit exactly when every placement leaves room in all). Weighted requests are
 judged in units (``units``); where a limit counts attempts, rejected requests are units too; a
 limit's block excuses the rejections within it (``block``; a composite's more loosely, as its
-refusals may be another limit's). When no over-admission is found but the limits, or a
-request's units, were each placed on their own, one placement with every request at one
-instant must keep every limit, or the keys left are inconclusive.
+refusals may be another limit's). A key found with no over-admission, whose limits or whose
+requests' units were each placed on their own, must also have one placement with every request
+at one instant that keeps every limit, or it is inconclusive. Each key is judged on its own: what
+another key holds never changes its verdict (so a history split by key is judged alike).
 """
 
 from __future__ import annotations
@@ -68,9 +69,25 @@ def budget_findings(
             [w for findings in of_kind for w in findings.inconclusive],
         )
     over = found.get(OVER)
-    if over is not None and not over.violations and (len(limits) > 1 or costs):
-        over.inconclusive += _unproven(history, limits, budget)
+    if over is not None and (len(limits) > 1 or costs):
+        over.inconclusive += _unproven(
+            _split(history, over, composite=len(limits) > 1), limits, budget
+        )
     return found
+
+
+def _split(history: Sequence[Operation], over: Findings, *, composite: bool) -> list[Operation]:
+    """The requests of the keys whose limits, or units, were placed each on their own: every
+    key of a composite, the keys with a request of more than one unit otherwise; but those
+    found over-admitted (each key is judged on its own: what another key holds never
+    changes its verdict)."""
+    over_admitted = {witness.key for witness in over.violations}
+    weighed = None if composite else {op.key for op in history if op.cost != 1}
+    return [
+        op
+        for op in history
+        if op.key not in over_admitted and (weighed is None or op.key in weighed)
+    ]
 
 
 def _named(findings: Findings, limit: Policy, *, composite: bool, units: bool) -> Findings:
@@ -106,7 +123,7 @@ def _unproven(
     history: Sequence[Operation], limits: Sequence[Policy], budget: list[list[Part]]
 ) -> list[Witness]:
     """Nothing when some placement with each request at one instant keeps every limit (the
-    history is then valid); else one inconclusive witness per key."""
+    history is then valid); else one inconclusive witness per key no such placement keeps."""
     if not spread(history):
         return []
     keys: set[str] | None = None

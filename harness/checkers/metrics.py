@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
 
 import numpy as np
 
-from ratelimit_harness.harness.checkers.columns import OUTCOMES, Columns
+from ratelimit_harness.harness.checkers.columns import OUTCOMES, Columns, Floats
 
 PERCENTILES = (50, 90, 99, 99.9)
 
@@ -16,20 +17,39 @@ PERCENTILES = (50, 90, 99, 99.9)
 def describe(columns: Columns) -> dict[str, Any]:
     counts = np.bincount(columns.outcome, minlength=len(OUTCOMES)).tolist()
     outcomes = {str(outcome): count for outcome, count in zip(OUTCOMES, counts, strict=True)}
-    completed = ~np.isnan(columns.complete)
-    latencies = np.sort(columns.complete[completed] - columns.invoke[completed]).tolist()
+    ordered = latencies(columns)
     return {
         "outcomes": {outcome: count for outcome, count in sorted(outcomes.items()) if count},
         "keys": len(columns.key_names),
         "processes": len(set(map(itemgetter(0), columns.operations))),
-        "latency_ms": {f"p{p:g}": _percentile(latencies, p) * 1000 for p in PERCENTILES}
-        | {"max": latencies[-1] * 1000 if latencies else 0.0},
+        "latency_ms": {
+            f"p{p:g}": nearest_rank([ordered], len(ordered), p) * 1000 for p in PERCENTILES
+        }
+        | {"max": float(ordered[-1]) * 1000 if len(ordered) else 0.0},
     }
 
 
-def _percentile(ordered: list[float], percent: float) -> float:
-    """Nearest-rank percentile; 0 for no data."""
-    if not ordered:
+def latencies(columns: Columns) -> Floats:
+    """The latency of each operation that completed, in seconds, sorted."""
+    completed = ~np.isnan(columns.complete)
+    return np.sort(columns.complete[completed] - columns.invoke[completed])
+
+
+def nearest_rank(ordered: Sequence[Floats], total: int, percent: float) -> float:
+    """The nearest-rank percentile of the latencies in ``ordered`` (each array sorted; ``total``
+    of them in all), 0 for none. Across several arrays, the value is found by a binary search
+    of its bits: a latency is never negative, and non-negative floats order as their bits do."""
+    if not total:
         return 0.0
-    rank = max(1, math.ceil(percent / 100 * len(ordered)))
-    return ordered[rank - 1]
+    rank = max(1, math.ceil(percent / 100 * total))
+    if len(ordered) == 1:
+        return float(ordered[0][rank - 1])
+    bits = [each.view(np.int64) for each in ordered if len(each)]
+    low, high = min(int(b[0]) for b in bits), max(int(b[-1]) for b in bits)
+    while low < high:  # the least value with ``rank`` latencies at or below it
+        middle = (low + high) // 2
+        if sum(int(np.searchsorted(b, middle, "right")) for b in bits) >= rank:
+            high = middle
+        else:
+            low = middle + 1
+    return float(np.int64(low).view(np.float64))

@@ -50,15 +50,22 @@ def excess_ttls(ttls: Mapping[str, float], policy: Policy) -> list[Witness]:
 
 
 def collisions(history: Iterable[Operation]) -> list[Witness]:
-    owners: dict[str, dict[str, list[Operation]]] = defaultdict(lambda: defaultdict(list))
+    """The Redis keys used on behalf of two identities or more (``collision_witnesses``)."""
+    owners: dict[str, dict[str, Operation]] = defaultdict(dict)
     for op in filter(attrgetter("keys"), history):  # the few that recorded keys, in C
         for key in op.keys:
-            owners[key][op.key].append(op)
+            owners[key].setdefault(op.key, op)
+    return collision_witnesses(owners)
+
+
+def collision_witnesses(owners: Mapping[str, Mapping[str, Operation]]) -> list[Witness]:
+    """``owners``: for each Redis key, each identity's first operation on it, in the order the
+    identities first used it."""
     found = []
     for key, by_identity in sorted(owners.items()):
         if len(by_identity) > 1:
             identities = sorted(by_identity)
-            examples = [ops[0] for ops in by_identity.values()]
+            examples = list(by_identity.values())
             detail = f"{key} is used by {len(identities)} identities: {', '.join(identities)}"
             span = (min(op.invoke for op in examples), max(op.invoke for op in examples))
             found.append(Witness(key, span, examples, detail))

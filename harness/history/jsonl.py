@@ -20,7 +20,7 @@ import json
 import math
 import os
 import typing
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from typing import Annotated, Any
 
 import msgspec
@@ -28,7 +28,11 @@ import msgspec
 from ratelimit_harness.harness.history import fields
 from ratelimit_harness.harness.history.errors import InvalidRecord
 from ratelimit_harness.harness.history.operation import Operation, Outcome
-from ratelimit_harness.harness.history.records import collector_paused, read_batches
+from ratelimit_harness.harness.history.records import (
+    collector_paused,
+    convert_lines,
+    read_batches,
+)
 
 _REQUIRED = ("process", "key", "invoke", "complete", "outcome")
 _QUOTED = {outcome: json.dumps(outcome.value) for outcome in Outcome}
@@ -48,6 +52,14 @@ def iter_history(path: str | os.PathLike[str]) -> Iterator[Operation]:
     bad line, having yielded some (not necessarily all) of the operations before it."""
     for _, batch in read_batches(path, operation_from_record, fast=_usual_lines):
         yield from batch
+
+
+def operations_of_lines(
+    path: str | os.PathLike[str], numbers: Sequence[int], lines: list[bytes]
+) -> list[Operation]:
+    """The operations of ``lines``, non-blank lines of ``path`` numbered ``numbers`` (for the
+    error a bad one raises: HistoryError), as ``read_history`` reads them."""
+    return convert_lines(path, numbers, lines, operation_from_record, fast=_usual_lines)
 
 
 # a line as nearly every line is: Operation's fields, typed, for msgspec to decode straight from

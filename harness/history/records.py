@@ -58,8 +58,7 @@ def read_batches(
                     ]
                     lines = [line for line in lines if not line.isspace()]
                 if lines:
-                    records = fast(lines) if fast else None
-                    yield numbers, records or _converted(path, numbers, lines, convert)
+                    yield numbers, convert_lines(path, numbers, lines, convert, fast=fast)
     except OSError as error:
         raise HistoryError(f"cannot read: {error.strerror or error}", path) from None
 
@@ -75,6 +74,20 @@ def collector_paused() -> Iterator[None]:
     finally:
         if enabled:
             gc.enable()
+
+
+def convert_lines(
+    path: str | os.PathLike[str],
+    numbers: Sequence[int],
+    lines: list[bytes],
+    convert: Callable[[object], T],
+    *,
+    fast: Callable[[list[bytes]], list[T] | None] | None = None,
+) -> list[T]:
+    """``convert`` of each of ``lines``, the non-blank lines of ``path`` numbered ``numbers``,
+    as ``read_batches`` converts a batch (``fast`` tried first). Raises HistoryError."""
+    records = fast(lines) if fast else None
+    return records or _converted(path, numbers, lines, convert)
 
 
 def _converted(

@@ -3,7 +3,7 @@ from importlib import resources
 
 import pytest
 
-from ratelimit_harness.limiters import CATALOGUE, KINDS, Flaw, Policy
+from ratelimit_harness.limiters import CATALOGUE, KINDS, Flaw, Policy, PolicyError
 from ratelimit_harness.limiters.base import RedisLimiter
 
 REQUIRED_NAMES = {
@@ -68,6 +68,37 @@ def test_each_entry_is_judged_by_a_policy_its_limiter_enforces(name: str) -> Non
     assert all(limit.kind in KINDS for limit in policy.limits or (policy,))
     if isinstance(entry.factory, type) and issubclass(entry.factory, RedisLimiter):
         assert entry.factory.policy_kinds == (policy.promise,)
+
+
+@pytest.mark.parametrize(
+    ("name", "spec", "refusal"),
+    [
+        (
+            "fixed-window-block-lua",
+            "fixed-window:limit=5,window=2,anchor=first",
+            "FixedWindowBlockLua enforces fixed-window:anchor=first policies with a block, "
+            "not fixed-window:anchor=first without a block",
+        ),
+        (
+            "fixed-window-first-lua",
+            "fixed-window:limit=5,window=2,anchor=first,block=6",
+            "FixedWindowFirstLua enforces fixed-window:anchor=first policies without a block, "
+            "not fixed-window:anchor=first with a block",
+        ),
+        (
+            "sliding-log-attempts-lua",
+            "sliding-window:limit=5,window=2",
+            "SlidingLogAttemptsLua enforces sliding-window policies counting attempts, "
+            "not sliding-window counting admissions",
+        ),
+    ],
+)
+def test_a_limiter_given_a_policy_it_cannot_keep_says_what_differs(
+    name: str, spec: str, refusal: str
+) -> None:
+    with pytest.raises(PolicyError) as error:
+        CATALOGUE[name].build(None, Policy.parse(spec))
+    assert str(error.value) == refusal
 
 
 def test_every_lua_script_states_keys_argv_and_returns() -> None:
