@@ -17,7 +17,7 @@ import redis
 
 from ratelimit_harness import __version__
 from ratelimit_harness.harness import listing
-from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.harness.checkers.partitions import PART_BYTES, check_file
 from ratelimit_harness.harness.errors import (
     BadArgument,
     EnvironmentFailure,
@@ -28,8 +28,8 @@ from ratelimit_harness.harness.errors import (
     writing,
 )
 from ratelimit_harness.harness.history import HistoryError
-from ratelimit_harness.harness.history.jsonl import read_history
 from ratelimit_harness.harness.history.snapshot import read_snapshot
+from ratelimit_harness.harness.progress import stages
 from ratelimit_harness.harness.provision import Unavailable, provision
 from ratelimit_harness.harness.provision.doctor import diagnose
 from ratelimit_harness.harness.rundir import never_judged_load, rejudge
@@ -151,6 +151,18 @@ def parser(prog: str = "ratelimit-harness") -> argparse.ArgumentParser:
     judge.add_argument("--policy", help="policy spec, e.g. fixed-window:limit=5,window=2")
     judge.add_argument("--keys", help="JSON Lines snapshot of the keys left in Redis, with TTLs")
     judge.add_argument("--json", dest="json_out", help="also write the verdict as JSON here")
+    judge.add_argument(
+        "--workers",
+        type=int,
+        help="processes that judge a large history in parts, by key (default: one per core)",
+    )
+    judge.add_argument(
+        "--part-mb",
+        type=int,
+        default=PART_BYTES >> 20,
+        help="a history larger than this is judged in parts of about this size, each held in "
+        f"memory by one worker (default: {PART_BYTES >> 20}; about 9,000 operations a MB)",
+    )
     judge.set_defaults(run=run_check)
 
     add_race_command(command("race"))
@@ -479,10 +491,20 @@ def run_check(args: argparse.Namespace) -> int:
         return _recheck(history_path)
     if not args.policy:
         raise BadArgument("--policy is required to judge a history file")
+    if args.workers is not None and not 1 <= args.workers <= 256:
+        raise BadArgument("--workers must be 1..256")
+    if not 1 <= args.part_mb <= 1 << 20:
+        raise BadArgument("--part-mb must be 1..1048576")
     policy = Policy.parse(args.policy)
-    history = read_history(history_path)
     ttls = read_snapshot(existing(args.keys, "--keys")) if args.keys else None
-    found = check(history, policy, ttls)
+    found = check_file(
+        history_path,
+        policy,
+        ttls,
+        workers=args.workers,
+        part_bytes=args.part_mb << 20,
+        progress=stages(),
+    )
     print(listing.verdict(found))
     if args.json_out:
         with writing(args.json_out), open(args.json_out, "w", encoding="utf-8") as out:

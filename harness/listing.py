@@ -65,13 +65,15 @@ def verdict(found: Verdict, *, witnesses: int = 3) -> str:
     ]
     for violation in found.violations:
         lines.append(f"\n{violation.kind}:")
-        for witness in violation.witnesses[:witnesses]:
+        shown = violation.witnesses[:witnesses]
+        for witness in shown:
             lines.append(
                 f"  {witness.key} {witness.span[0]:.6f}..{witness.span[1]:.6f}: "
                 f"{witness.detail} (processes {', '.join(witness.processes) or '-'})"
             )
-        if len(violation.witnesses) > witnesses:
-            lines.append(f"  ... and {len(violation.witnesses) - witnesses} more")
+        rest = violation.count - sum(witness.excess for witness in shown)
+        if rest > 0:  # of the count: a verdict lists at most MAX_WITNESSES witnesses a kind
+            lines.append(f"  ... and {rest:,} more")
     if found.inconclusive:
         lines.append(f"\nundecided ({len(found.inconclusive)} spans, not counted as violations):")
         lines += [

@@ -19,9 +19,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ratelimit_harness.harness.checkers import Verdict, check
+from ratelimit_harness.harness.checkers import Verdict
+from ratelimit_harness.harness.checkers.partitions import check_file
 from ratelimit_harness.harness.errors import HarnessError, writing
-from ratelimit_harness.harness.history import Operation, read_history, write_history
+from ratelimit_harness.harness.history import Operation, write_history
 from ratelimit_harness.harness.history.files import write_json
 from ratelimit_harness.harness.history.loads import VERDICT as LOAD_VERDICT
 from ratelimit_harness.harness.history.snapshot import read_snapshot, write_snapshot
@@ -112,16 +113,16 @@ def rejudge(directory: Path) -> list[Rejudged]:
     for verdict_path in sorted(directory.rglob(f"*{VERDICT}")):
         name = verdict_path.relative_to(directory).as_posix().removesuffix(VERDICT)
         where = directory / name
+        history = where.with_name(where.name + HISTORY)
         try:
             recorded = json.loads(verdict_path.read_text())
             policy = Policy.parse(recorded["policy"])
-            history = read_history(where.with_name(where.name + HISTORY))
             keys = where.with_name(where.name + KEYS)
             ttls = read_snapshot(keys) if keys.exists() else None
+            verdict = check_file(history, policy, ttls, unjudged=recorded.get("unjudged"))
         except (OSError, ValueError, KeyError, TypeError) as error:
             raise RunDirError(f"{directory}: {name}: {error}") from None
-        unjudged = recorded.get("unjudged")
-        found.append(Rejudged(name, check(history, policy, ttls, unjudged=unjudged), recorded))
+        found.append(Rejudged(name, verdict, recorded))
     return found
 
 

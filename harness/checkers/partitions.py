@@ -28,15 +28,16 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import itertools
 import math
 import os
 import shutil
 import tempfile
 import threading
 import zlib
-from array import array
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from pathlib import Path
@@ -44,10 +45,12 @@ from typing import Any, BinaryIO, TypeVar
 
 import msgspec
 import numpy as np
+import numpy.typing as npt
 
 from ratelimit_harness.harness.checkers import check, judge
 from ratelimit_harness.harness.checkers.metrics import PERCENTILES, latencies, nearest_rank
 from ratelimit_harness.harness.checkers.state import collision_witnesses
+from ratelimit_harness.harness.errors import EnvironmentFailure
 from ratelimit_harness.harness.history import HistoryError, Operation, read_history
 from ratelimit_harness.harness.history.jsonl import operations_of_lines
 from ratelimit_harness.harness.history.verdict import MAX_WITNESSES, Verdict, Violation, Witness
@@ -77,8 +80,8 @@ def check_file(
     """The verdict ``check`` gives the history file ``path`` (see ``check``), in bounded memory.
     A file of at most ``part_bytes`` is read and judged at once; a larger one in parts, by
     ``workers`` processes (default: one per core). ``progress``, when given, hears each stage's
-    advance. Raises HistoryError for a bad line or an unreadable file, OSError when the parts
-    cannot be written."""
+    advance. Raises HistoryError for a bad line or an unreadable file, EnvironmentFailure when
+    the parts cannot be written or a worker dies."""
     size = _size(path)
     if size <= part_bytes:
         return check(read_history(path), policy, ttls, unjudged=unjudged)
@@ -93,13 +96,15 @@ def check_file(
                 pool.submit(_route, os.fspath(path), span, folder, i, parts)
                 for i, span in enumerate(spans)
             ]
-            lines = _gathered(routed, "routed", progress)
+            lines = _gathered(routed, "reading the history by key", progress)
             offsets = [0, *np.cumsum(lines)[:-1].tolist()]
             kept = {**(unjudged or {}), COLLISION: "judged across parts"}
             job = _Job(os.fspath(path), folder, offsets, policy, kept)
             judged = [pool.submit(_judge_part, job, part) for part in range(parts)]
-            found = _gathered(judged, "judged", progress)
+            found = _gathered(judged, f"judging {parts} parts", progress)
         return _joined(found, policy, ttls, unjudged)
+    except BrokenProcessPool as error:
+        raise EnvironmentFailure(f"a worker judging {path} died: {error}") from None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
 
@@ -141,10 +146,14 @@ def _need_room(folder: str, size: int) -> None:
     """The parts take as much room as the file: say so before filling the disk."""
     free = shutil.disk_usage(folder).free
     if free < size * 1.1:
-        raise OSError(
-            f"judging in parts needs {size * 1.1 / 1e9:.1f} GB free in {Path(folder).parent} "
-            f"(TMPDIR), and {free / 1e9:.1f} GB is"
+        raise EnvironmentFailure(
+            f"judging in parts needs {_amount(size * 1.1)} free in {Path(folder).parent} "
+            f"(TMPDIR), and {_amount(free)} is"
         )
+
+
+def _amount(size: float) -> str:
+    return f"{size / 1e9:.1f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
 
 
 def _gathered(futures: list[Future[Any]], stage: str, progress: Progress | None) -> list[Any]:
@@ -180,36 +189,58 @@ def _route(path: str, span: tuple[int, int], folder: str, index: int, parts: int
     """Stage 1: append each non-blank line of ``span`` to its part's file (and its number,
     counted from the span's start, to the part's numbers); the lines in the span. A line
     whose key cannot be read goes to part 0, whose judge says what is wrong with it."""
-    part_of: dict[str, int] = {}
+    part_of = _PartOf(parts)
     start, stop = span
     number = 0
     try:
         with open(path, "rb") as source, _PartFiles(folder, index) as files:
             source.seek(start)
             for lines in _batches(source, stop - start):
-                grouped: dict[int, tuple[list[bytes], array[int]]] = {}
-                for line in lines:
-                    number += 1
-                    if line.isspace():
-                        continue
-                    key, part = _key_of(line), 0
-                    if key is not None:
-                        part = part_of.get(key, -1)
-                        if part < 0:
-                            part = part_of[key] = zlib.crc32(key.encode()) % parts
-                    kept, numbers = grouped.setdefault(part, ([], array("q")))
-                    kept.append(line if line.endswith(b"\n") else line + b"\n")
-                    numbers.append(number)
-                for part, (kept, numbers) in grouped.items():
+                for part, kept, numbers in _grouped(lines, number, part_of):
                     files.append(part, kept, numbers)
+                number += len(lines)
     except OSError as error:
         raise HistoryError(f"cannot read: {error.strerror or error}", path) from None
     return number
 
 
+def _grouped(
+    lines: list[bytes], before: int, part_of: _PartOf
+) -> Iterator[tuple[int, list[bytes], npt.NDArray[np.int64]]]:
+    """The non-blank ``lines`` (numbered from ``before + 1``) by part: each part's, with their
+    numbers, in file order."""
+    numbers = np.arange(before + 1, before + 1 + len(lines), dtype=np.int64)
+    if b"" in lines or any(map(bytes.isspace, lines)):
+        kept = [i for i, line in enumerate(lines) if line and not line.isspace()]
+        lines, numbers = [lines[i] for i in kept], numbers[kept]
+    try:
+        keys: list[str | None] = [keyed.key for keyed in map(_decode_key, lines)]
+    except msgspec.MsgspecError:
+        keys = list(map(_key_of, lines))
+    ids = np.fromiter(map(part_of.__getitem__, keys), np.int64, len(keys))
+    order = np.argsort(ids, kind="stable")
+    bounds = np.cumsum(np.bincount(ids, minlength=part_of.parts)).tolist()
+    grouped, numbers = [lines[i] for i in order.tolist()], numbers[order]
+    for part, (first, last) in enumerate(itertools.pairwise([0, *bounds])):
+        if last > first:
+            yield part, grouped[first:last], numbers[first:last]
+
+
+class _PartOf(dict[str | None, int]):
+    """A key's part: its CRC-32 modulo the number of parts (0 for a line with no key read)."""
+
+    def __init__(self, parts: int) -> None:
+        super().__init__()
+        self.parts = parts
+
+    def __missing__(self, key: str | None) -> int:
+        part = self[key] = 0 if key is None else zlib.crc32(key.encode()) % self.parts
+        return part
+
+
 def _batches(source: BinaryIO, size: int) -> Iterator[list[bytes]]:
-    """The next ``size`` bytes of ``source`` as lines (each cut after its newline, as
-    ``read_history`` reads them), ``BATCH_BYTES`` at a time."""
+    """The next ``size`` bytes of ``source`` as lines, each without its newline (cut as
+    ``read_history`` cuts them), ``BATCH_BYTES`` at a time."""
     carry = b""
     while size > 0:
         chunk = source.read(min(BATCH_BYTES, size))
@@ -225,10 +256,11 @@ def _batches(source: BinaryIO, size: int) -> Iterator[list[bytes]]:
 
 
 def _lines_of(data: bytes) -> list[bytes]:
-    """``data`` cut into lines after each newline (a last one may lack it)."""
-    pieces = data.split(b"\n")
-    last = pieces.pop()
-    return [piece + b"\n" for piece in pieces] + ([last] if last else [])
+    """``data`` cut into lines at each newline, which is dropped (a last line may lack one)."""
+    lines = data.split(b"\n")
+    if not lines[-1]:
+        lines.pop()
+    return lines
 
 
 class _PartFiles(contextlib.ExitStack):
@@ -236,19 +268,23 @@ class _PartFiles(contextlib.ExitStack):
 
     def __init__(self, folder: str, index: int) -> None:
         super().__init__()
-        self.base = Path(folder, str(index))
+        self.base = Path(folder, str(index))  # each file: INDEX-PART.jsonl, INDEX-PART.lines
         self.files: dict[int, tuple[BinaryIO, BinaryIO]] = {}
 
-    def append(self, part: int, lines: list[bytes], numbers: array[int]) -> None:
+    def append(self, part: int, lines: list[bytes], numbers: npt.NDArray[np.int64]) -> None:
         if part not in self.files:
             base = f"{self.base}-{part}"
-            self.files[part] = (
+            self.files[part] = (  # opened once, closed with the stack
                 self.enter_context(open(f"{base}.jsonl", "wb")),  # noqa: SIM115 (closed by the stack)
                 self.enter_context(open(f"{base}.lines", "wb")),  # noqa: SIM115
             )
         lines_file, numbers_file = self.files[part]
-        lines_file.writelines(lines)
-        numbers.tofile(numbers_file)
+        try:
+            lines_file.write(b"\n".join(lines) + b"\n")
+            numbers.tofile(numbers_file)
+        except OSError as error:
+            where = self.base.parent
+            raise EnvironmentFailure(f"cannot write parts in {where}: {error.strerror}") from None
 
 
 def _key_of(line: bytes) -> str | None:

@@ -26,9 +26,9 @@ from typing import Any
 
 import numpy as np
 
+from ratelimit_harness.harness.progress import Progress
 from ratelimit_harness.harness.study.instants import at_instants
 from ratelimit_harness.harness.study.judged import Histories
-from ratelimit_harness.harness.study.progress import Progress
 from ratelimit_harness.harness.study.space import Space
 from ratelimit_harness.harness.study.workload import Workload
 from ratelimit_harness.limiters.policy import Policy

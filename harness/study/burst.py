@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from ratelimit_harness.harness.progress import Progress
 from ratelimit_harness.harness.study.judged import Histories
-from ratelimit_harness.harness.study.progress import Progress
 from ratelimit_harness.harness.study.space import Space
 from ratelimit_harness.harness.study.subjects import SUBJECTS, WINDOW
 from ratelimit_harness.limiters import Decision

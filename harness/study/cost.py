@@ -15,8 +15,8 @@ from typing import Any
 
 import redis
 
+from ratelimit_harness.harness.progress import Progress
 from ratelimit_harness.harness.study.judged import Histories, History
-from ratelimit_harness.harness.study.progress import Progress
 from ratelimit_harness.harness.study.space import Space
 from ratelimit_harness.harness.study.subjects import LIMIT, SUBJECTS
 from ratelimit_harness.limiters import Limiter

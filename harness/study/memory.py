@@ -10,8 +10,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from ratelimit_harness.harness.errors import HarnessError
+from ratelimit_harness.harness.progress import Progress
 from ratelimit_harness.harness.study.judged import Histories, History
-from ratelimit_harness.harness.study.progress import Progress
 from ratelimit_harness.harness.study.space import Space
 from ratelimit_harness.harness.study.subjects import SUBJECTS, WINDOW
 

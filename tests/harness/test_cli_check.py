@@ -94,3 +94,30 @@ def test_a_missing_file_exits_2(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "absent.jsonl" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_a_history_larger_than_a_part_is_judged_in_parts_with_the_same_verdict(
+    tmp_path: Path,
+) -> None:
+    """1.5 MB of requests by 50 identities, 4 a window each where 2 fit: judged whole, and in
+    parts of 1 MB by two workers, the same JSON; the listing counts what it does not list."""
+    ops = [
+        Operation(f"app-{n % 4}", f"user:{n % 50}", n / 20, n / 20 + 0.002, Outcome.ALLOWED)
+        for n in range(14_000)
+    ]
+    path = tmp_path / "h.jsonl"
+    write_history(path, ops)
+    assert path.stat().st_size > 1 << 20
+    verdicts = []
+    for how in (["--part-mb", "64"], ["--part-mb", "1", "--workers", "2"]):
+        out = tmp_path / f"verdict-{len(how)}.json"
+        result = harness("check", str(path), "--policy", POLICY, "--json", str(out), *how)
+        assert result.returncode == 1, result.stderr
+        verdicts.append(json.loads(out.read_text()))
+    assert "judging 2 parts: done" in result.stderr
+    assert verdicts[0] == verdicts[1]
+    over = verdicts[1]["violations"][0]
+    assert over["count"] > 6_900  # about 2 too many in each of 3,500 windows
+    assert len(over["witnesses"]) == 20
+    listed = sum(witness["excess"] for witness in over["witnesses"][:3])
+    assert f"... and {over['count'] - listed:,} more" in result.stdout

@@ -1,10 +1,12 @@
-"""A progress bar on stderr for the study's longer steps: redrawn in place on a terminal (at
-most ten times a second), one line when the step ends anywhere else (a CI log)."""
+"""A progress bar on stderr for the longer steps (the study's, judging a large history): redrawn
+in place on a terminal (at most ten times a second), one line when the step ends anywhere else
+(a CI log)."""
 
 from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import TextIO
 
@@ -44,3 +46,19 @@ class Progress:
         ending = "\r" if self.out.isatty() else ""
         line = f"{self.label}: {'done' if kind is None else 'stopped'} in {seconds:.1f} s"
         print(f"{ending}{line:<78}", file=self.out, flush=True)
+
+
+def stages(out: TextIO | None = None) -> Callable[[str, int, int], None]:
+    """A listener to a task of several stages, each told as ``(stage, done, of)``: a bar per
+    stage, ended when its last step is done."""
+    bars: dict[str, Progress] = {}
+
+    def heard(stage: str, done: int, of: int) -> None:
+        if stage not in bars:
+            bars[stage] = Progress(stage, of, out).__enter__()
+        bar = bars[stage]
+        bar.advance(done - bar.done)
+        if done >= of:
+            bar.__exit__(None, None, None)
+
+    return heard

@@ -1,0 +1,98 @@
+"""A history file judged in parts: read the way ``read_history`` reads it (blank lines, a last
+line without its newline, a bad line named by its number), in processes of its own, and judged
+as ``check`` judges it whole (the property test draws the histories; these are the edges)."""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.harness.checkers.partitions import check_file
+from ratelimit_harness.harness.errors import EnvironmentFailure
+from ratelimit_harness.harness.history import HistoryError, Operation, Outcome, write_history
+from ratelimit_harness.harness.history.jsonl import format_operation, read_history
+from ratelimit_harness.limiters import Policy
+
+POLICY = Policy.parse("fixed-window:limit=3,window=1")
+
+
+def history(operations: int, keys: int = 40, seed: int = 1) -> list[Operation]:
+    """Requests of ``keys`` identities, 40 a second, each admitted at random: some windows over
+    the limit, some rejections wrongful, a few never answered."""
+    rng = random.Random(seed)
+    made = []
+    for number in range(operations):
+        t = 1_700_000_000 + number / 40
+        outcome = rng.choice([Outcome.ALLOWED] * 6 + [Outcome.REJECTED] * 3 + [Outcome.UNKNOWN])
+        complete = None if outcome is Outcome.UNKNOWN else t + rng.uniform(0.0001, 0.003)
+        key = f"user:{rng.randrange(keys)}"
+        made.append(Operation(f"app-{number % 3}", key, t, complete, outcome, keys=(f"rl:{key}",)))
+    return made
+
+
+def as_json(verdict: object) -> str:
+    return json.dumps(verdict.to_json(), sort_keys=True)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_parts_judged_in_processes_of_their_own_give_the_verdict_of_the_whole(
+    tmp_path: Path, workers: int
+) -> None:
+    path = tmp_path / "history.jsonl"
+    operations = history(6_000)
+    write_history(path, operations)
+    whole = check(operations, POLICY, {"rl:user:1": -1.0})
+    parts = check_file(path, POLICY, {"rl:user:1": -1.0}, workers=workers, part_bytes=20_000)
+    assert whole.count("over-admission")
+    assert whole.count("wrongful-rejection")
+    assert as_json(parts) == as_json(whole)
+
+
+def test_blank_lines_and_a_last_line_without_its_newline_are_read_as_read_history_reads_them(
+    tmp_path: Path,
+) -> None:
+    lines = list(map(format_operation, history(800)))
+    lines[10:10] = ["\n", "   \n"]
+    lines[-1] = lines[-1].rstrip("\n")
+    path = tmp_path / "history.jsonl"
+    path.write_text("".join(lines))
+    parts = check_file(path, POLICY, workers=2, part_bytes=2_000)
+    assert as_json(parts) == as_json(check(read_history(path), POLICY))
+
+
+def test_a_bad_line_is_named_by_its_number_in_the_whole_file(tmp_path: Path) -> None:
+    lines = list(map(format_operation, history(3_000)))
+    lines[2_500] = lines[2_500].replace('"allowed"', '"maybe"').replace('"rejected"', '"maybe"')
+    lines[2_500] = lines[2_500].replace('"unknown"', '"maybe"')
+    path = tmp_path / "history.jsonl"
+    path.write_text("".join(lines))
+    with pytest.raises(HistoryError) as whole:
+        read_history(path)
+    with pytest.raises(HistoryError) as parts:
+        check_file(path, POLICY, workers=2, part_bytes=10_000)
+    assert parts.value.line == 2_501
+    assert str(parts.value) == str(whole.value)
+
+
+def test_a_missing_file_is_said_in_one_line(tmp_path: Path) -> None:
+    with pytest.raises(HistoryError, match=r"history\.jsonl: cannot read: No such file"):
+        check_file(tmp_path / "history.jsonl", POLICY)
+
+
+def test_parts_that_would_not_fit_on_the_disk_are_refused_before_one_is_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "history.jsonl"
+    write_history(path, history(1_000))
+    full = shutil.disk_usage(tmp_path)._replace(free=1_000)
+    monkeypatch.setattr(shutil, "disk_usage", lambda _: full)
+    with pytest.raises(
+        EnvironmentFailure,
+        match=r"judging in parts needs 0\.2 MB free in .* \(TMPDIR\), and 0\.0 MB is",
+    ):
+        check_file(path, POLICY, workers=1, part_bytes=10_000)
