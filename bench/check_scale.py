@@ -1,0 +1,129 @@
+"""How the verdict engine scales: a history of 1 M, 10 M and 100 M operations judged whole (read
+into memory, then ``check``) and in parts (``check_file``: routed by key to part files, each part
+judged by a worker), each in a process of its own: operations per second and peak memory.
+
+The history is one million operations of ``check_speed.build`` (a reference model's decisions
+on 200 identities, 2,000 requests a second) written again for each further million with its
+identities renamed: each million brings 200 new identities, as a long run whose users come and
+go does, so the busiest identity keeps 5,000 operations. Peak memory is the largest resident set
+of the judging process (``self``) and of any one worker (``worker``). Judging whole needs about
+430 bytes an operation, so it is measured up to ``--whole-up-to`` operations (default 10 M).
+Asserts only that both ways give the same verdict.
+
+    .venv/bin/python bench/check_scale.py [--operations 1000000,10000000,100000000] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from check_speed import build  # a sibling: its folder is first on the path
+
+from ratelimit_harness.harness.history.jsonl import write_history
+from ratelimit_harness.limiters import Policy
+
+POLICY = "fixed-window:limit=5,window=1"
+MILLION = 1_000_000
+
+# run in a fresh process, so that one measure's memory is not the next one's
+JUDGE = """
+import json, resource, sys, time
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.harness.checkers.partitions import check_file
+from ratelimit_harness.harness.history import read_history
+from ratelimit_harness.limiters import Policy
+path, policy, how = sys.argv[1], Policy.parse(sys.argv[2]), sys.argv[3]
+started = time.perf_counter()
+verdict = check(read_history(path), policy) if how == "whole" else check_file(path, policy)
+seconds = time.perf_counter() - started
+peak = {who: resource.getrusage(getattr(resource, f"RUSAGE_{who.upper()}")).ru_maxrss * 1024
+        for who in ("self", "children")}
+print(json.dumps({"seconds": seconds, "self": peak["self"], "worker": peak["children"],
+                  "operations": verdict.operations,
+                  "verdict": {v.kind: v.count for v in verdict.violations}}))
+"""
+
+
+def write_scaled(base: bytes, copies: int, path: Path) -> None:
+    """``copies`` times the history ``base``, each copy's identities renamed."""
+    with open(path, "wb") as out:
+        for copy in range(copies):
+            out.write(base.replace(b'"key": "user:', b'"key": "user:%d-' % copy))
+
+
+def judged(path: Path, how: str) -> dict[str, object]:
+    done = subprocess.run(
+        [sys.executable, "-c", JUDGE, str(path), POLICY, how],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
+    )
+    if done.returncode:
+        raise SystemExit(f"judging {how} failed: {done.stderr.strip().splitlines()[-1:]}")
+    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
+    return result
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--operations", default="1000000,10000000,100000000")
+    parser.add_argument("--whole-up-to", type=int, default=10 * MILLION)
+    parser.add_argument("--json", action="store_true", help="end with one JSON line")
+    args = parser.parse_args()
+    sizes = [int(n) for n in args.operations.split(",")]
+    rows: list[dict[str, object]] = []
+    header = (
+        f"{'operations':>12} {'how':6} {'seconds':>8} {'ops/s':>10} {'self MB':>8} {'worker MB':>9}"
+    )
+    print(header)
+    with tempfile.TemporaryDirectory(prefix="check-scale-") as folder:
+        base_path = Path(folder, "base.jsonl")
+        unit = min(MILLION, *sizes)
+        write_history(base_path, build(Policy.parse(POLICY), unit, 200, 1))
+        base = base_path.read_bytes()
+        for size in sizes:
+            path = Path(folder, "history.jsonl")
+            write_scaled(base, max(1, size // unit), path)
+            verdicts = []
+            for how in ("whole", "parts") if size <= args.whole_up_to else ("parts",):
+                started = time.perf_counter()
+                found = judged(path, how)
+                verdicts.append(found["verdict"])
+                seconds = float(found["seconds"])  # type: ignore[arg-type]
+                operations = int(found["operations"])  # type: ignore[call-overload]
+                self_mb = int(found["self"]) / 2**20  # type: ignore[call-overload]
+                worker_mb = int(found["worker"]) / 2**20  # type: ignore[call-overload]
+                print(
+                    f"{operations:>12,} {how:6} {seconds:>8.1f} {operations / seconds:>10,.0f} "
+                    f"{self_mb:>8,.0f} {worker_mb:>9,.0f}",
+                    flush=True,
+                )
+                rows.append(
+                    {
+                        "measure": f"check {how}: operations/s",
+                        "what": f"{operations:,} operations",
+                        "value": operations / seconds,
+                        "unit": "/s",
+                        "note": f"peak {self_mb:,.0f} MB judging, {worker_mb:,.0f} MB a worker; "
+                        f"{time.perf_counter() - started:.0f} s with its process",
+                        "operations": operations,
+                        "peak_mb": max(self_mb, worker_mb),
+                    }
+                )
+            if len(verdicts) == 2 and verdicts[0] != verdicts[1]:
+                raise SystemExit(f"judged whole and in parts differ: {verdicts}")
+            path.unlink()
+    if args.json:
+        print(json.dumps({"bench": "check_scale", "rows": rows}))
+
+
+if __name__ == "__main__":
+    main()
