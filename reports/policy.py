@@ -2,17 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from ratelimit_harness.harness.checkers.allowance import Allowance, per_span
+from ratelimit_harness.limiters.policy import Policy, PolicyError
 
-
-@dataclass(frozen=True)
-class Allowance:
-    """At most ``most`` admissions in ``span`` seconds; ``aligned`` when the spans are the
-    aligned windows (a fixed window), else any span of that length."""
-
-    span: float
-    most: float
-    aligned: bool
+__all__ = ["Allowance", "allowance", "parse"]
 
 
 def parse(spec: str) -> tuple[str, dict[str, float]]:
@@ -29,22 +22,9 @@ def parse(spec: str) -> tuple[str, dict[str, float]]:
 
 
 def allowance(spec: str) -> Allowance | None:
-    """Windows allow their limit per window; buckets ``capacity + rate x d`` in a span d (d = 1
-    s, or the time to refill the capacity when that is longer); the leaky bucket's departures
-    ``1 + rate x d``. None for a policy this does not know, and for windows started by
-    admissions (``anchor=first``), which no span of fixed length bounds but as aligned ones. A
-    composite (``a + b``) is drawn against its first limit, as it is written."""
-    if "+" in spec:
-        return allowance(spec.partition("+")[0])
-    kind, p = parse(spec)
-    if "anchor=first" in spec.replace(" ", ""):
+    """What ``spec`` allows in a span of time (``per_span``); None for a policy this version
+    does not know."""
+    try:
+        return per_span(Policy.parse(spec))
+    except PolicyError:
         return None
-    if kind in ("fixed-window", "sliding-window", "sliding-counter") and "window" in p:
-        return Allowance(p["window"], p["limit"], aligned=kind != "sliding-window")
-    if kind in ("token-bucket", "gcra") and p.get("rate"):
-        span = max(1.0, p["capacity"] / p["rate"])
-        return Allowance(span, p["capacity"] + p["rate"] * span, aligned=False)
-    if kind == "leaky-bucket" and p.get("rate"):
-        span = max(1.0, 1 / p["rate"])
-        return Allowance(span, 1 + p["rate"] * span, aligned=False)
-    return None
