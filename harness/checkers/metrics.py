@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from operator import itemgetter
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from ratelimit_harness.harness.checkers.columns import OUTCOMES, Columns, Floats
 
 PERCENTILES = (50, 90, 99, 99.9)
+
+
+def _itself(array: Floats) -> Floats:
+    return array
 
 
 def describe(columns: Columns) -> dict[str, Any]:
@@ -35,20 +40,28 @@ def latencies(columns: Columns) -> Floats:
     return np.sort(columns.complete[completed] - columns.invoke[completed])
 
 
-def nearest_rank(ordered: Sequence[Floats], total: int, percent: float) -> float:
-    """The nearest-rank percentile of the latencies in ``ordered`` (each array sorted; ``total``
-    of them in all), 0 for none. Across several arrays, the value is found by a binary search
-    of its bits: a latency is never negative, and non-negative floats order as their bits do."""
+def nearest_rank(
+    parts: Sequence[Any], total: int, percent: float, *, array: Callable[[Any], Floats] = _itself
+) -> float:
+    """The nearest-rank percentile of the latencies in ``parts`` (``array(part)`` gives each
+    part's, sorted; ``total`` of them in all), 0 for none. Across several parts the value is
+    found by a binary search of its bits (a latency is never negative, and non-negative floats
+    order as their bits do), each part's array asked for anew at each step: an array mapped
+    from a file is then read a few pages a step, never held whole."""
     if not total:
         return 0.0
     rank = max(1, math.ceil(percent / 100 * total))
-    if len(ordered) == 1:
-        return float(ordered[0][rank - 1])
-    bits = [each.view(np.int64) for each in ordered if len(each)]
-    low, high = min(int(b[0]) for b in bits), max(int(b[-1]) for b in bits)
+    if len(parts) == 1:
+        return float(array(parts[0])[rank - 1])
+
+    def bits(part: object) -> npt.NDArray[np.int64]:
+        return array(part).view(np.int64)
+
+    ends = [(int(b[0]), int(b[-1])) for b in map(bits, parts) if len(b)]
+    low, high = min(first for first, _ in ends), max(last for _, last in ends)
     while low < high:  # the least value with ``rank`` latencies at or below it
         middle = (low + high) // 2
-        if sum(int(np.searchsorted(b, middle, "right")) for b in bits) >= rank:
+        if sum(int(np.searchsorted(bits(part), middle, "right")) for part in parts) >= rank:
             high = middle
         else:
             low = middle + 1

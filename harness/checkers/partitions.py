@@ -306,6 +306,8 @@ class _Part:
     keys: int = 0
     processes: set[str] = field(default_factory=set)
     latencies: str = ""  # a .npy file of them, sorted
+    timed: int = 0  # how many: the operations that completed
+    slowest: float = 0.0
     given_back: int = 0
     accuracy: dict[str, int] = field(default_factory=dict)
     owners: Owners = field(default_factory=dict)
@@ -356,7 +358,9 @@ def _judge_part(job: _Job, part: int) -> _Part:
     accuracy = metrics.get("sliding_accuracy", {})
     kept.accuracy = {k: v for k, v in accuracy.items() if k != "disagreement_rate"}
     kept.latencies = os.path.join(folder, f"latencies-{part}.npy")
-    np.save(kept.latencies, latencies(columns))
+    ordered = latencies(columns)
+    np.save(kept.latencies, ordered)
+    kept.timed, kept.slowest = len(ordered), float(ordered[-1]) if len(ordered) else 0.0
     kept.owners = _owners(operations, numbers)
     return kept
 
@@ -415,6 +419,12 @@ def _joined(
     return verdict
 
 
+def _mapped(path: str) -> npt.NDArray[np.float64]:
+    """A part's sorted latencies, mapped from its file (read as far as they are looked at)."""
+    mapped: npt.NDArray[np.float64] = np.load(path, mmap_mode="r")
+    return mapped
+
+
 def _in_order(by_identity: dict[str, tuple[int, Operation]]) -> dict[str, Operation]:
     """Each identity's first operation, in the order of their lines."""
     ordered = sorted(by_identity.items(), key=lambda item: item[1][0])
@@ -437,19 +447,16 @@ def _metrics(parts: list[_Part], policy: Policy) -> dict[str, Any]:
     for part in parts:
         for outcome, count in part.outcomes.items():
             outcomes[outcome] = outcomes.get(outcome, 0) + count
-    sorted_latencies = [np.load(part.latencies, mmap_mode="r") for part in parts if part.latencies]
-    total = sum(len(each) for each in sorted_latencies)
+    files = [part.latencies for part in parts if part.latencies]
+    total = sum(part.timed for part in parts)
     metrics: dict[str, Any] = {
         "outcomes": dict(sorted(outcomes.items())),
         "keys": sum(part.keys for part in parts),
         "processes": len(set().union(*(part.processes for part in parts))),
         "latency_ms": {
-            f"p{p:g}": nearest_rank(sorted_latencies, total, p) * 1000 for p in PERCENTILES
+            f"p{p:g}": nearest_rank(files, total, p, array=_mapped) * 1000 for p in PERCENTILES
         }
-        | {
-            "max": max((float(each[-1]) for each in sorted_latencies if len(each)), default=0.0)
-            * 1000
-        },
+        | {"max": max((part.slowest for part in parts), default=0.0) * 1000},
     }
     given_back = sum(part.given_back for part in parts)
     if given_back:

@@ -64,6 +64,23 @@ class Journals:
                 recorder.close()
 
 
+class JournalTail:
+    """The complete lines a growing file gained since the last read."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.offset = 0
+        self.partial = b""
+
+    def lines(self) -> list[bytes]:
+        with self.path.open("rb") as file:
+            file.seek(self.offset)
+            data = file.read()
+        self.offset += len(data)
+        *whole, self.partial = (self.partial + data).split(b"\n")
+        return whole
+
+
 def first_error(run_dir: str | os.PathLike[str], rule: str) -> str | None:
     """The failure an instance kept for ``rule`` (``Journals.note_error``), if one did."""
     found = sorted((Path(run_dir) / "journals" / "server" / rule).glob("*.error"))

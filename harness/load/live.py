@@ -33,26 +33,31 @@ import heapq
 import json
 import math
 import os
+import re
 import time
-from collections import defaultdict
+from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ratelimit_harness.harness.checkers import check
-from ratelimit_harness.harness.checkers.allowance import allowance
+from ratelimit_harness.harness.checkers.allowance import allowance, per_span
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.errors import InvalidRecord
 from ratelimit_harness.harness.history.journal import Completed, GivenBack, event_from_record
 from ratelimit_harness.harness.history.jsonl import operation_from_record
 from ratelimit_harness.harness.history.loads import OUTBOUND
+from ratelimit_harness.harness.load.journals import JournalTail
 from ratelimit_harness.harness.load.judge import unjudged_kinds
 from ratelimit_harness.harness.load.promises import Promise, broken_promises
 from ratelimit_harness.harness.load.rules import NEVER, Rule, Rules, rules_from_json
 
 KINDS = ("over-admission", "wrongful-rejection")
 SETTLE = 1.0  # seconds a record takes at most from its stamp to its journal
+CHART_SPANS = 60  # spans of the policy each rule's chart shows, the latest
+CHART_WITNESSES = 20  # witness spans each identity keeps for the chart
+EPOCH = re.compile(r"\b1[5-9]\d{8}(\.\d+)?\b")  # an instant in epoch seconds (2017 to 2033)
 
 
 @dataclass
@@ -95,6 +100,7 @@ class KeyState:
     judged: list[Operation] = field(default_factory=list)  # its history up to the horizon
     found: dict[str, int] = field(default_factory=dict)
     witness: dict[str, str] = field(default_factory=dict)
+    spans: list[tuple[float, float]] = field(default_factory=list)  # its witnesses' (a few)
     allowed_by_policy: float = 0.0
     broken: int = 0  # promises judged so far that its history proves could not be kept
 
@@ -109,23 +115,6 @@ class RuleState:
     decided: int = 0  # completions read, behind the horizon or not
     ahead: list[tuple[float, str]] = field(default_factory=list)  # (instant, key), a heap
     horizon: float = -math.inf
-
-
-class JournalTail:
-    """The complete lines a growing file gained since the last read."""
-
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self.offset = 0
-        self.partial = b""
-
-    def lines(self) -> list[bytes]:
-        with self.path.open("rb") as file:
-            file.seek(self.offset)
-            data = file.read()
-        self.offset += len(data)
-        *whole, self.partial = (self.partial + data).split(b"\n")
-        return whole
 
 
 class LiveJudge:
@@ -148,6 +137,7 @@ class LiveJudge:
         self.clock = clock
         self.settle = settle
         self.tails: dict[Path, JournalTail] = {}
+        self.started = math.inf  # the first request's invoke: the run's time 0
 
     def run(self, out: Path) -> None:
         """Judge and write ``out`` every round, until killed."""
@@ -155,7 +145,9 @@ class LiveJudge:
             began = time.monotonic()
             self.update()
             partial = out.with_suffix(".partial")
-            partial.write_text(json.dumps({"time": time.time(), "rules": self.rows()}))
+            started = self.started if math.isfinite(self.started) else None
+            rows = {"time": time.time(), "started": started, "rules": self.rows()}
+            partial.write_text(json.dumps(rows))
             os.replace(partial, out)
             time.sleep(max(self.interval, 2 * (time.monotonic() - began)))
 
@@ -204,6 +196,7 @@ class LiveJudge:
                     seen.refund = event.onto(seen.refund)
                     heapq.heappush(state.ahead, (event.time, seen.key))
             else:
+                self.started = min(self.started, event.time)
                 seen = Seen((path.name, event.op), event.process, event.key, event.time)
                 seen.cost = event.cost
                 seen.admitted_elsewhere = state.rule.name == OUTBOUND and self.arrivals is not None
@@ -244,6 +237,8 @@ class LiveJudge:
         entry.judged = history
         entry.found = {v.kind: v.count for v in verdict.violations if v.kind in KINDS}
         entry.witness = {v.kind: v.witnesses[0].detail for v in verdict.violations if v.witnesses}
+        found = [w.span for v in verdict.violations if v.kind in KINDS for w in v.witnesses]
+        entry.spans = found[:CHART_WITNESSES]
         answered = [p for p in entry.promises if p.complete < horizon]
         if answered:
             entry.promises = [p for p in entry.promises if p.complete >= horizon]
@@ -273,7 +268,7 @@ class LiveJudge:
             kind: None if kind in unjudged else sum(e.found.get(kind, 0) for e in keys)
             for kind in KINDS
         }
-        witness = next((w for e in keys for w in e.witness.values()), "")
+        witness = since_start(next((w for e in keys for w in e.witness.values()), ""), self.started)
         return {
             "rule": state.rule.name,
             "limiter": state.rule.limiter,
@@ -290,7 +285,55 @@ class LiveJudge:
             "broken_promises": sum(e.broken for e in keys),
             "witness": witness,
             "horizon": state.horizon if state.stamped else None,
+            "chart": self._chart(state),
         }
+
+    def _chart(self, state: RuleState) -> dict[str, Any] | None:
+        """One identity's admissions per span of the policy, the latest ``CHART_SPANS`` up to
+        the horizon, beside the most the policy allows in one, and where its witnesses lie
+        (seconds since the run began): the identity of the first witness, else the one
+        admitted most. None when nothing was judged, or no span of fixed length bounds the
+        policy (``per_span``)."""
+        allows = per_span(state.rule.judge_policy)
+        judged = {key: entry for key, entry in state.keys.items() if entry.judged}
+        if allows is None or not judged or not math.isfinite(state.horizon):
+            return None
+        admitted = {
+            key: [_instant(op) for op in e.judged if op.outcome is Outcome.ALLOWED]
+            for key, e in judged.items()
+        }
+        key = next((k for k, e in judged.items() if e.spans), None)
+        key = key or max(admitted, key=lambda k: len(admitted[k]))
+        origin = 0.0 if allows.aligned else self.started  # aligned spans start at the epoch
+        last = math.floor((state.horizon - origin) / allows.span)
+        counts = Counter(math.floor((t - origin) / allows.span) for t in admitted[key])
+        spans = range(max(min(counts, default=last), last - CHART_SPANS + 1), last + 1)
+        return {
+            "key": key,
+            "span": allows.span,
+            "most": allows.most,
+            "aligned": allows.aligned,
+            "counts": [[origin + n * allows.span - self.started, counts[n]] for n in spans],
+            "witnesses": [[a - self.started, b - self.started] for a, b in judged[key].spans],
+        }
+
+
+def _instant(op: Operation) -> float:
+    """When a decision was made: by its completion at the latest."""
+    return op.complete if op.complete is not None else op.invoke
+
+
+def since_start(text: str, started: float) -> str:
+    """``text`` with each instant in epoch seconds given as seconds since ``started`` (with as
+    many decimals), as the live view shows a witness."""
+    if not math.isfinite(started):
+        return text
+
+    def relative(instant: re.Match[str]) -> str:
+        decimals = len(instant[1]) - 1 if instant[1] else 0
+        return f"{float(instant[0]) - started:.{decimals}f}"
+
+    return EPOCH.sub(relative, text)
 
 
 def _merge_order(seen: Seen) -> tuple[float, tuple[str, int]]:

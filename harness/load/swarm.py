@@ -7,7 +7,9 @@ client_ip=...)``; importing this module registers, through Locust's events:
   defaulting to its ``HARNESS_LOAD_*`` variable, which ``ratelimit-harness load`` sets; Locust
   sends them on to its workers);
 - in every Locust process: the client journals (``RUN_DIR/journals/client``) and a
-  ``ClientView``; a worker sends what it saw with each stats report, the master merges it;
+  ``ClientView``; a worker sends what it saw with each stats report, the master merges it; a
+  worker with no run directory (on a machine of its own) spools its journals and promises and
+  sends them too, and the master writes them into the run directory (``shipping``);
 - on the master (or the only process): the Correctness tab (``harness.load.web``) and, when
   the test stops, ``RUN_DIR/client.json``.
 
@@ -34,12 +36,13 @@ from locust.env import Environment
 from locust.runners import WorkerRunner
 
 from ratelimit_harness.harness.history import Outcome
-from ratelimit_harness.harness.load import ENV, FAIL_HEADER
+from ratelimit_harness.harness.load import ENV, FAIL_HEADER, shipping
 from ratelimit_harness.harness.load.client_view import ClientView, outcome_of
 from ratelimit_harness.harness.load.headers import UNCHECKED_HEADER
 from ratelimit_harness.harness.load.journals import Journals
 from ratelimit_harness.harness.load.promises import Promise, PromiseLog
 from ratelimit_harness.harness.load.rules import API_KEY_HEADER, Rules, rules_from_json, tier_of
+from ratelimit_harness.harness.load.shipping import Spool
 from ratelimit_harness.harness.load.truth import response_lies
 
 
@@ -67,6 +70,7 @@ class Plumbing:
     view: ClientView = field(default_factory=ClientView)
     journals: Journals | None = None
     promises: PromiseLog | None = None
+    spool: Spool | None = None  # a worker's records, where it has no run directory
     turn: itertools.count[int] = field(default_factory=itertools.count)
 
     def next_target(self) -> str:
@@ -87,12 +91,23 @@ def plumbing(environment: Environment) -> Plumbing:
         if not targets or not options.rules_json:
             raise RuntimeError("no --targets/--rules-json: start the swarm with ratelimit-harness")
         run_dir = Path(options.run_dir) if options.run_dir else None
+        spool = None
+        if (run_dir is None or not run_dir.is_dir()) and isinstance(
+            environment.runner, WorkerRunner
+        ):  # a worker on another machine: its records go to the master
+            spool = Spool()
+            run_dir = spool.root
         journals, promises = None, None
-        if run_dir is not None and run_dir.is_dir():  # a worker on another machine has none
+        if run_dir is not None and run_dir.is_dir():
             journals, promises = Journals(run_dir, "client", "locust"), PromiseLog(run_dir)
         rules = rules_from_json(options.rules_json)
         pipes = Plumbing(
-            rules, targets, options.constant_rate, journals=journals, promises=promises
+            rules,
+            targets,
+            options.constant_rate,
+            journals=journals,
+            promises=promises,
+            spool=spool,
         )
         _process["plumbing"] = pipes
     return _process["plumbing"]
@@ -222,16 +237,31 @@ def master_view() -> ClientView:
 
 def _report(client_id: str, data: dict[str, Any]) -> None:
     if "plumbing" in _process:
-        data["ratelimit_harness"] = _process["plumbing"].view.take()
+        pipes = _process["plumbing"]
+        data["ratelimit_harness"] = pipes.view.take()
+        if pipes.spool is not None:
+            data[shipping.REPORT] = pipes.spool.take()
 
 
 def _merge(client_id: str, data: dict[str, Any]) -> None:
     report = data.get("ratelimit_harness")
     if report:
         _master_view.merge(report)
+    records, run_dir = data.get(shipping.REPORT), _master.get("run_dir")
+    if records and run_dir is not None:
+        shipping.receive(run_dir, client_id, records, _master["rules"])
+
+
+_master: dict[str, Any] = {}  # the master's run directory and rule names, where records go
 
 
 def _init(environment: Environment, **_: Any) -> None:
+    options = environment.parsed_options
+    if options is not None and options.run_dir and options.rules_json:
+        run_dir = Path(options.run_dir)
+        if run_dir.is_dir():
+            _master["run_dir"] = run_dir
+            _master["rules"] = rules_from_json(options.rules_json).names
     if environment.web_ui is not None:
         from ratelimit_harness.harness.load.web import add_correctness_tab
 
@@ -244,6 +274,9 @@ def _on_stop(environment: Environment, **_: Any) -> None:
 
 def _on_quit(environment: Environment, **_: Any) -> None:
     write_client_view(environment)  # again: the workers' last reports may have come since
+    spool = _process["plumbing"].spool if "plumbing" in _process else None
+    if spool is not None:
+        spool.remove()  # its last report has gone: the quit message sends one
 
 
 def write_client_view(environment: Environment) -> None:

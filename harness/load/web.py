@@ -5,6 +5,9 @@ UI's template arguments, and fills them from ``extended_stats`` in each ``/stats
 answer, which it polls every 2 s while a test runs; the keys must agree across the three.
 One row per rule: the live verdict of the app instances' journals (``RUN_DIR/live.json``,
 written by ``harness.load.live``) beside what the clients saw (the view ``swarm`` hands it).
+The tables of Locust's UI hold text only, so the live charts (one identity's admissions per span
+against the policy, witnesses marked) are a page of their own, ``/correctness/charts``
+(``charts.html``), linked from the Download Data tab.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ import csv
 import io
 import json
 from collections.abc import Callable
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -36,7 +40,7 @@ COLUMNS = (
     ("p99", "p99 ms"),
     ("p99.9", "p99.9 ms"),
     ("max", "max ms"),
-    ("witness", "First witness"),
+    ("witness", "First witness (seconds since the run began)"),
 )
 
 
@@ -58,7 +62,7 @@ def correctness(run_dir: Path | None, view: ClientView) -> dict[str, Any]:
             | {"header_lies": sum(lies.values()) + row.get("broken_promises", 0), "lies": lies}
             | {"client_outcomes": seen["outcomes"].get(rule, {})}
         )
-    return {"judged_at": live["time"], "rules": rows}
+    return {"judged_at": live["time"], "started": live.get("started"), "rules": rows}
 
 
 def add_correctness_tab(environment: Environment, view: Callable[[], ClientView]) -> None:
@@ -71,7 +75,8 @@ def add_correctness_tab(environment: Environment, view: Callable[[], ClientView]
         {"key": TAB, "structure": [{"key": key, "title": title} for key, title in COLUMNS]}
     ]
     web_ui.template_args["extended_csv_files"] = [
-        {"href": "/correctness.csv", "title": "Download the correctness table as CSV"}
+        {"href": "/correctness.csv", "title": "Download the correctness table as CSV"},
+        {"href": "/correctness/charts", "title": "Live charts of the correctness view"},
     ]
 
     def run_dir() -> Path | None:
@@ -97,6 +102,11 @@ def add_correctness_tab(environment: Environment, view: Callable[[], ClientView]
             writer.writerow([row.get(key, "") for key, _ in COLUMNS])
         return Response(out.getvalue(), mimetype="text/csv")
 
+    def charts() -> Response:
+        page = resources.files(__package__).joinpath("charts.html").read_text()
+        return Response(page, mimetype="text/html")
+
     web_ui.app.after_request(extend)
+    web_ui.app.add_url_rule("/correctness/charts", "correctness_charts", charts)
     web_ui.app.add_url_rule("/correctness", "correctness", as_json)
     web_ui.app.add_url_rule("/correctness.csv", "correctness_csv", as_csv)

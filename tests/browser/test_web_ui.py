@@ -2,7 +2,8 @@
 over-admits, a swarm started from the page, the tab read from the page's DOM.
 
 Needs Chromium (skipped without it, failed without it where HARNESS_REQUIRE_ALL_PATHS=1).
-HARNESS_SCREENSHOT=1 also saves the tab to docs/correctness-tab.png, the picture in docs/load.md.
+HARNESS_SCREENSHOT=1 also saves the tab to docs/correctness-tab.png and the live charts to
+docs/correctness-charts.png, the pictures in docs/load.md.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ RULE = "api"  # the built-in rules' /api/* endpoint, which --limiter replaces
 STARTUP, TAB, VERDICT, STOP = 30.0, 15.0, 30.0, 60.0  # seconds: every wait here ends
 SWITCH = 5.0  # seconds for the page to leave the start form once the swarm is started
 SCREENSHOT = ROOT / "docs" / "correctness-tab.png"
+CHARTS_SCREENSHOT = ROOT / "docs" / "correctness-charts.png"
 OVER_ADMISSION = "Over-admission"  # the column's title in harness.load.web.COLUMNS (importing
 # that module here would import Locust, whose gevent monkey-patching must not reach pytest)
 
@@ -148,6 +150,24 @@ def tail(path: Path, lines: int = 8) -> str:
     return " | ".join(path.read_text(errors="replace").strip().splitlines()[-lines:])
 
 
+def charts_show_the_over_admission(browser: Chromium, url: str, tmp_path: Path) -> None:
+    """The live charts, the page the Download Data tab links to: the rule's chart, its spans
+    over the policy's allowance in red, drawn again as rounds come."""
+    browser.open(url + "correctness/charts")
+    chart = f"document.querySelector('svg[data-rule=\"{RULE}\"]')"
+    over = browser.wait_for(
+        f"{chart}?.querySelectorAll('rect.bar.over').length", VERDICT, what="a red bar"
+    )
+    assert int(over) > 0
+    assert browser.evaluate(f"{chart}.querySelectorAll('line.allowance').length") == 1
+    status = "document.getElementById('status').textContent"
+    judged = browser.evaluate(status)
+    browser.wait_for(f"{status} !== {json.dumps(judged)}", TAB, what="a redrawn chart")
+    browser.screenshot(tmp_path / "correctness-charts.png")
+    if os.environ.get("HARNESS_SCREENSHOT") == "1":
+        browser.screenshot(CHARTS_SCREENSHOT)
+
+
 def test_correctness_tab_shows_over_admission(tmp_path: Path) -> None:
     binary = chromium_or_skip()
     port = free_port()
@@ -198,6 +218,8 @@ def test_correctness_tab_shows_over_admission(tmp_path: Path) -> None:
             browser.screenshot(tmp_path / "correctness-tab.png")
             if os.environ.get("HARNESS_SCREENSHOT") == "1":
                 browser.screenshot(SCREENSHOT)
+
+            charts_show_the_over_admission(browser, url, tmp_path)
 
         rows = {row["rule"]: row for row in get_json(url + "correctness")["rules"]}
         assert rows[RULE]["over-admission"] > 0, rows[RULE]

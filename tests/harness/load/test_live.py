@@ -60,7 +60,8 @@ def test_counts_of_a_valid_journal(tmp_path: Path) -> None:
     journal.decide("bob", ALLOWED, 11)
     journal.decide("bob", Outcome.UNKNOWN, 12)
     found = row(live(tmp_path), "login")
-    assert found | {"witness": ""} == {
+    assert found["chart"]["key"] == "alice"  # no witness: the identity admitted most
+    assert found | {"witness": "", "chart": None} == {
         "rule": "login",
         "limiter": "fixed-window-lua",
         "policy": "fixed-window:limit=5,window=900",
@@ -76,6 +77,7 @@ def test_counts_of_a_valid_journal(tmp_path: Path) -> None:
         "broken_promises": 0,
         "witness": "",
         "horizon": START + LATER - SETTLE,  # both journals long quiet: complete until then
+        "chart": None,
     }
 
 
@@ -131,6 +133,32 @@ def test_an_over_admission_in_a_fixed_window_is_counted(tmp_path: Path) -> None:
     assert found["wrongful-rejection"] == 0
     assert "7 admissions" in found["witness"]
     assert found["admitted"] == 10
+
+
+def test_the_chart_follows_the_first_witness_in_seconds_since_the_run_began(
+    tmp_path: Path,
+) -> None:
+    """mallory's 7 admissions in one window of 900 s, of 5: the chart follows mallory, its span
+    holding 7 is marked by the witness, and the witness's window is said from the run's start
+    (alice's first request, 50 s before mallory's)."""
+    journal = Journal(tmp_path, "login")
+    journal.decide("alice", ALLOWED, 50)
+    for n in range(7):
+        journal.decide("mallory", ALLOWED, 100 + n)
+    found = row(live(tmp_path), "login")
+    chart = found["chart"]
+    assert (chart["key"], chart["span"], chart["most"], chart["aligned"]) == (
+        "mallory",
+        900,
+        5,
+        True,
+    )
+    window_start = (START + 100) // 900 * 900 - (START + 50)  # where mallory's window began
+    assert [window_start, 7] in chart["counts"]
+    assert chart["counts"][-1][0] <= LATER - SETTLE - 50 < chart["counts"][-1][0] + 900
+    [(begins, ends)] = chart["witnesses"]
+    assert (begins, ends) == (window_start, window_start + 900)
+    assert f"window [{window_start:.3f}, {window_start + 900:.3f})" in found["witness"]
 
 
 def test_a_request_given_back_makes_room_live(tmp_path: Path) -> None:

@@ -7,7 +7,10 @@ many times a second.
 from __future__ import annotations
 
 import contextlib
+import csv
 import json
+import subprocess
+import sys
 import threading
 import time
 import urllib.error
@@ -24,6 +27,8 @@ from ratelimit_harness.harness.load.judge import judge
 from ratelimit_harness.harness.load.rules import default_rules
 from ratelimit_harness.harness.load.serve import start_fleet
 from ratelimit_harness.harness.provision import RedisServer
+from ratelimit_harness.harness.provision.base import free_port
+from tests.harness.support import ROOT, child_env
 
 pytestmark = [pytest.mark.integration, pytest.mark.realtime]
 
@@ -266,3 +271,80 @@ def test_constant_rate_keeps_each_users_schedule(redis_server: RedisServer) -> N
     _, verdict = run.run_load(run.System(default_rules(), redis_server, 2), paced)
     sent = sum(sum(r.client_outcomes.values()) for r in verdict.rules)
     assert 150 <= sent <= 220
+
+
+def _locust(cwd: Path, *args: str) -> subprocess.Popen[bytes]:
+    """``locust ARGS`` in ``cwd`` (its own folder: nothing shared with the others but the
+    network), its output to ``cwd/locust.log``, with none of the harness's options set."""
+    cwd.mkdir(parents=True, exist_ok=True)
+    env = {k: v for k, v in child_env().items() if not k.startswith("HARNESS_LOAD_")}
+    with (cwd / "locust.log").open("wb") as log:
+        return subprocess.Popen(
+            [sys.executable, "-m", "locust", *args],
+            cwd=cwd,
+            env={**env, "PYTHONPATH": str(ROOT)},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+
+
+@pytest.mark.slow
+def test_workers_without_a_shared_folder_ship_every_request_to_the_master(
+    redis_server: RedisServer, tmp_path: Path
+) -> None:
+    """Locust's master and two workers, each in a folder of its own, as on three machines: the
+    run directory is the master's alone (given as a relative path, which means nothing where a
+    worker runs). The workers' journals come with their stats reports; every request Locust
+    counted is judged, and in-memory behind two instances is caught as a run of one machine
+    catches it (``test_two_locust_processes_report_every_client_to_the_master``)."""
+    rules = default_rules().with_default("in-memory", None)
+    system = run.System(rules, redis_server, 2)
+    locustfile = str(run.locustfile_path("burst"))
+    port = free_port()
+    began = time.time()
+    with run.running(system, "serve") as (run_dir, tag, fleet):
+        master_dir = run_dir.parent.parent  # runs/ is under it: the run dir as a relative path
+        master = _locust(
+            master_dir,
+            *("-f", locustfile, "--master", "--headless", "-u", "20", "-r", "20", "-t", "5s"),
+            *("--expect-workers", "2", "--master-bind-host", "127.0.0.1"),
+            *("--master-bind-port", str(port), "--csv", "stats", "--only-summary"),
+            *("--targets", ",".join(fleet.urls), "--rules-json", rules.to_json()),
+            *("--run-dir", str(run_dir.relative_to(master_dir))),
+        )
+        workers = [
+            _locust(
+                tmp_path / f"worker-{n}",
+                "-f",
+                locustfile,
+                "--worker",
+                "--master-host",
+                "127.0.0.1",
+                "--master-port",
+                str(port),
+            )
+            for n in range(2)
+        ]
+        try:
+            assert master.wait(timeout=60) in (0, 1), (master_dir / "locust.log").read_text()
+            for worker in workers:
+                worker.wait(timeout=30)
+        finally:
+            for process in (master, *workers):
+                if process.poll() is None:
+                    process.kill()
+    verdict = run.finish(system, run_dir, tag, time.time() - began)
+    (api,) = [r for r in verdict.rules if r.name == "api"]
+    shipped = sorted((run_dir / "journals" / "client" / "api").glob("*.jsonl"))
+    assert len(shipped) == 2, shipped  # one a worker, each named after its sender
+    assert not any(Path(tmp_path, f"worker-{n}", "runs").exists() for n in range(2))
+    with (master_dir / "stats_stats.csv").open() as stats:
+        counted = {row["Name"]: int(row["Request Count"]) for row in csv.DictReader(stats)}
+    # every request Locust counted is judged as it ended, and those in flight at the stop,
+    # which Locust never counts, as unknown
+    outcomes = api.client.metrics["outcomes"]
+    assert api.sent == api.client.operations
+    assert outcomes["allowed"] + outcomes["rejected"] == counted["/api/items"]
+    assert outcomes.get("unknown", 0) == api.sent - counted["/api/items"]
+    assert "over-admission" in api.client.kinds
+    assert "over-admission" in api.server.kinds
