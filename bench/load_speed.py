@@ -9,8 +9,8 @@
    ``GET /api/items`` with one ``X-API-Key``, first as a plain ``FastHttpUser`` (nothing
    journalled or checked), then as the harness's ``ApiUser`` through ``load --target``; the
    ratio is what journalling, header checks and the live judge cost, in 1 and 2 processes;
-4. the live view's lag under that swarm: every second, the decisions the live verdict shows
-   (``RUN_DIR/live.json``) against the requests the clients' journals say were answered by then;
+4. the live view's lag under that swarm, in the web UI: every 2 s, as the page polls, the
+   decisions the Correctness tab shows against the requests Locust counted, in one answer;
 5. each correct limiter behind four instances under the default swarm: p50 and p99 as the
    clients measured them (HdrHistogram), and the requests per second achieved.
 
@@ -36,6 +36,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
+import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -237,42 +239,61 @@ def swarm_against_locust(seconds: float) -> list[dict[str, Any]]:
     return rows
 
 
-def answered(run_dir: Path) -> int:
-    """Requests the clients' journals say were answered so far (complete records)."""
-    paths = (run_dir / "journals" / "client").glob("*/*.jsonl")
-    return sum(path.read_bytes().count(b'"event": "complete"') for path in paths)
-
-
 def live_lag(seconds: float) -> list[dict[str, Any]]:
-    """Poll a no-wait swarm's live verdict every second, beside the clients' own count."""
-    print(f"{'second':>6} {'answered':>9} {'live shows':>10} {'share':>6}")
+    """A no-wait swarm in the web UI, started as the start form does (``POST /swarm``); every
+    2 s, as the page itself polls, one answer of ``/stats/requests``: the requests Locust
+    counted, and the decisions the Correctness tab shows beside them in that same answer."""
+    print(f"{'second':>6} {'requests':>9} {'tab shows':>10} {'share':>6}")
     polls: list[tuple[float, int, int]] = []
+    port = free_port()
     with no_wait_swarm() as (targets, folder):
+        args = [
+            a for a in swarm_args(targets, folder, seconds) if a not in ("--duration", str(seconds))
+        ]
         run = subprocess.Popen(
-            [*LOAD, *swarm_args(targets, folder, seconds)],
+            [*LOAD, *args, "--web", "--web-port", str(port)],
             cwd=folder,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
         )
-        began = time.monotonic()
-        while run.poll() is None and time.monotonic() - began < seconds + 120:
-            time.sleep(1)
-            found = sorted(Path(folder, "runs").glob("load-*"))
-            live = found[-1] / "live.json" if found else None
-            if live is None or not live.exists():
-                continue
-            shown = sum(row["decisions"] for row in json.loads(live.read_text())["rules"])
-            made = answered(found[-1])
-            elapsed = time.monotonic() - began
-            if made and elapsed <= seconds:
-                polls.append((elapsed, made, shown))
-                print(f"{elapsed:>6.0f} {made:>9,} {shown:>10,} {shown / made:>6.2f}")
-        run.wait()
-    later = [shown / made for at, made, shown in polls if at >= 5]
-    worst = min(later, default=0.0)
-    print(f"after the first 5 s, the live view showed at worst {worst:.2f} of what was answered\n")
-    note = f"worst share of answered requests shown live after 5 s, {len(polls)} polls"
+        try:
+            base = f"http://127.0.0.1:{port}"
+            _wait_for_web(base, run)
+            form = urllib.parse.urlencode({"user_count": USERS, "spawn_rate": USERS}).encode()
+            urllib.request.urlopen(f"{base}/swarm", data=form, timeout=10).close()
+            began = time.monotonic()
+            while time.monotonic() - began < seconds:
+                time.sleep(2)
+                with urllib.request.urlopen(f"{base}/stats/requests", timeout=10) as answer:
+                    stats = json.load(answer)
+                made = next(s["num_requests"] for s in stats["stats"] if s["name"] == "Aggregated")
+                rows = stats.get("extended_stats", [{}])[0].get("data", [])
+                shown = sum(int(row.get("decisions", 0)) for row in rows)
+                if made:
+                    polls.append((time.monotonic() - began, made, shown))
+                    at = polls[-1][0]
+                    print(f"{at:>6.0f} {made:>9,} {shown:>10,} {shown / made:>6.2f}")
+        finally:
+            run.send_signal(signal.SIGINT)
+            run.wait(timeout=120)
+    shares = [shown / made for _, made, shown in polls]
+    worst = min(shares, key=lambda share: abs(share - 1), default=0.0)
+    print(
+        f"at every poll the tab showed {min(shares, default=0):.3f} to "
+        f"{max(shares, default=0):.3f} of the requests Locust counted\n"
+    )
+    note = f"share of Locust's requests the tab showed, farthest from 1 of {len(polls)} polls"
     return [figure("load: live view", "no-wait swarm", worst, "x", note)]
+
+
+def _wait_for_web(base: str, run: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and run.poll() is None:
+        with contextlib.suppress(OSError):
+            urllib.request.urlopen(base, timeout=1).close()
+            return
+        time.sleep(0.2)
+    raise SystemExit(f"no web UI at {base} within 60 s")
 
 
 def limiter_latency(seconds: float) -> list[dict[str, Any]]:

@@ -73,12 +73,44 @@ class JournalTail:
         self.partial = b""
 
     def lines(self) -> list[bytes]:
+        *whole, self.partial = (self.partial + self._gained()).split(b"\n")
+        return whole
+
+    def whole(self) -> bytes:
+        """The whole lines gained, as they are in the file (each with its newline)."""
+        data = self.partial + self._gained()
+        cut = data.rfind(b"\n") + 1
+        data, self.partial = data[:cut], data[cut:]
+        return data
+
+    def _gained(self) -> bytes:
         with self.path.open("rb") as file:
             file.seek(self.offset)
             data = file.read()
         self.offset += len(data)
-        *whole, self.partial = (self.partial + data).split(b"\n")
-        return whole
+        return data
+
+
+COMPLETE = b'"event": "complete"'  # in a complete record only (``journal.complete_line``)
+
+
+class Completions:
+    """How many operations the journals of one side of a run completed, per rule: counted in
+    what each file gained since the last count (a bytes search, no parsing), so the count is as
+    fresh as the journals. A decision is a fact once its record is written."""
+
+    def __init__(self, run_dir: str | os.PathLike[str], side: str) -> None:
+        self.run_dir, self.side = Path(run_dir), side
+        self._tails: dict[Path, JournalTail] = {}
+        self._counts: dict[str, int] = {}
+
+    def count(self, rule: str) -> int:
+        counted = self._counts.get(rule, 0)
+        for path in journal_paths(self.run_dir, self.side, rule):
+            tail = self._tails.get(path) or self._tails.setdefault(path, JournalTail(path))
+            counted += tail.whole().count(COMPLETE)
+        self._counts[rule] = counted
+        return counted
 
 
 def first_error(run_dir: str | os.PathLike[str], rule: str) -> str | None:

@@ -36,6 +36,7 @@ from ratelimit_harness.harness.history.loads import LoadRecord
 from ratelimit_harness.harness.load import ENV
 from ratelimit_harness.harness.load.fault_proxy import FaultProxy
 from ratelimit_harness.harness.load.instance_clocks import InstanceClocks
+from ratelimit_harness.harness.load.journals import Completions
 from ratelimit_harness.harness.load.judge import judge, keep_keys_before, unjudged_kinds
 from ratelimit_harness.harness.load.nemesis import LoadFault, Nemesis, Schedule, Victims, needs
 from ratelimit_harness.harness.load.redis_of_run import rule_keys
@@ -282,7 +283,7 @@ def _run_locust(swarm: Swarm, fleet: Fleet, rules: Rules, run_dir: Path) -> None
             preexec_fn=die_with_parent,  # noqa: PLW1509 (only prctl, which is async-signal-safe)
         )
         try:
-            _watch(locust, swarm, run_dir)
+            _watch(locust, swarm, run_dir, served=rules.served)
         finally:
             if locust.poll() is None:
                 locust.send_signal(signal.SIGTERM)
@@ -297,20 +298,21 @@ def _run_locust(swarm: Swarm, fleet: Fleet, rules: Rules, run_dir: Path) -> None
         )
 
 
-def _watch(locust: subprocess.Popen[bytes], swarm: Swarm, run_dir: Path) -> None:
+def _watch(locust: subprocess.Popen[bytes], swarm: Swarm, run_dir: Path, *, served: bool) -> None:
     """Wait for Locust (a headless run at most its duration and a minute), printing progress:
     on a terminal one line, brought up to date every 2 s; in a log a line every 5 s."""
     began = time.monotonic()
     deadline = None if swarm.duration is None else began + swarm.duration + 60
     terminal = sys.stderr.isatty()
     shown = False
+    decisions = Completions(run_dir, "client" if served else "server")
     with until_interrupted():
         try:
             while locust.poll() is None:
                 try:
                     locust.wait(timeout=PROGRESS_ON_TERMINAL if terminal else PROGRESS_EVERY)
                 except subprocess.TimeoutExpired:
-                    line = progress(run_dir, time.monotonic() - began)
+                    line = progress(run_dir, time.monotonic() - began, decisions)
                     if terminal:  # back to the line's start, the rest of it cleared
                         print(f"\r{line}\x1b[K", end="", file=sys.stderr, flush=True)
                     else:
@@ -338,12 +340,14 @@ def until_interrupted() -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-def progress(run_dir: Path, elapsed: float) -> str:
+def progress(run_dir: Path, elapsed: float, decisions: Completions) -> str:
+    """The progress line: the decisions the journals hold now (``decisions``), and the
+    violations the live judge found so far."""
     live_file = run_dir / "live.json"
     if not live_file.exists():
         return f"{elapsed:5.0f} s: starting"
     rows = json.loads(live_file.read_text())["rules"]
-    decided = sum(row["decisions"] for row in rows)
+    decided = sum(decisions.count(row["rule"]) for row in rows)
     found = [
         f"{row['rule']}: {row[kind]} {kind}"
         for row in rows

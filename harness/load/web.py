@@ -24,6 +24,8 @@ from flask import Response, request
 from locust.env import Environment
 
 from ratelimit_harness.harness.load.client_view import ClientView
+from ratelimit_harness.harness.load.journals import Completions
+from ratelimit_harness.harness.load.rules import rules_from_json
 
 TAB = "correctness"
 COLUMNS = (
@@ -44,9 +46,12 @@ COLUMNS = (
 )
 
 
-def correctness(run_dir: Path | None, view: ClientView) -> dict[str, Any]:
+def correctness(
+    run_dir: Path | None, view: ClientView, decided: Callable[[str], int] | None = None
+) -> dict[str, Any]:
     """Every rule's row, and when the live verdict was last brought up to date; ``view`` is
-    what the clients saw."""
+    what the clients saw; ``decided`` counts a rule's decisions as the journals hold them now
+    (fresher than the live verdict's, which is written every 2 s at best)."""
     live: dict[str, Any] = {"time": None, "rules": []}
     if run_dir is not None and (run_dir / "live.json").exists():
         live = json.loads((run_dir / "live.json").read_text())
@@ -56,6 +61,8 @@ def correctness(run_dir: Path | None, view: ClientView) -> dict[str, Any]:
         rule = row["rule"]
         latency = seen["latency_ms"].get(rule, {})
         lies = seen["lies"].get(rule, {})
+        if decided is not None:
+            row["decisions"] = decided(rule)
         rows.append(
             row
             | {key: round(latency.get(key, 0.0), 3) for key in ("p50", "p99", "p99.9", "max")}
@@ -83,22 +90,37 @@ def add_correctness_tab(environment: Environment, view: Callable[[], ClientView]
         options = environment.parsed_options
         return Path(options.run_dir) if options is not None and options.run_dir else None
 
+    counters: dict[Path, Completions] = {}
+
+    def decided(rule: str) -> int:
+        options = environment.parsed_options
+        where = run_dir()
+        if where is None or options is None or not options.rules_json:
+            return 0
+        if where not in counters:
+            served = rules_from_json(options.rules_json).served
+            counters[where] = Completions(where, "client" if served else "server")
+        return counters[where].count(rule)
+
     def extend(response: Response) -> Response:
         if request.path == "/stats/requests" and response.is_json:
             body = response.get_json() | {
-                "extended_stats": [{"key": TAB, "data": correctness(run_dir(), view())["rules"]}]
+                "extended_stats": [
+                    {"key": TAB, "data": correctness(run_dir(), view(), decided)["rules"]}
+                ]
             }
             response.set_data(json.dumps(body))
         return response
 
     def as_json() -> Response:
-        return Response(json.dumps(correctness(run_dir(), view())), mimetype="application/json")
+        found = correctness(run_dir(), view(), decided)
+        return Response(json.dumps(found), mimetype="application/json")
 
     def as_csv() -> Response:
         out = io.StringIO()
         writer = csv.writer(out)
         writer.writerow([title for _, title in COLUMNS])
-        for row in correctness(run_dir(), view())["rules"]:
+        for row in correctness(run_dir(), view(), decided)["rules"]:
             writer.writerow([row.get(key, "") for key, _ in COLUMNS])
         return Response(out.getvalue(), mimetype="text/csv")
 

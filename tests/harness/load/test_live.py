@@ -11,7 +11,7 @@ import pytest
 from ratelimit_harness.harness.checkers import check
 from ratelimit_harness.harness.history import Operation, Outcome, format_operation, merge_journals
 from ratelimit_harness.harness.load import run
-from ratelimit_harness.harness.load.journals import journal_paths
+from ratelimit_harness.harness.load.journals import Completions, journal_paths
 from ratelimit_harness.harness.load.judge import judge as judge_run
 from ratelimit_harness.harness.load.judge import keep_keys_before
 from ratelimit_harness.harness.load.live import KINDS, SETTLE, LiveJudge
@@ -471,3 +471,20 @@ def test_a_real_run_of_a_correct_limiter_counts_nothing_live_its_verdict_does_no
             assert all(live_row[k] <= final.get(live_row["rule"], nothing)[k] for k in KINDS)
             judged += live_row["decisions"]
     assert judged > 500  # the rounds did judge the swarm's decisions
+
+
+def test_decisions_are_counted_as_fresh_as_the_journals_and_each_once(tmp_path: Path) -> None:
+    """What the tab and the progress line show as decisions: every complete record written so
+    far, in every journal of the rule (a new one too), never a half-written one, each once."""
+    count = Completions(tmp_path, "server")
+    first = Journal(tmp_path, "login")
+    first.decide("alice", ALLOWED, 0)
+    pending = first.invoke("bob", 1)
+    assert count.count("login") == 1  # bob's request is in flight: no decision yet
+    first.complete(pending, REJECTED, 2)
+    Journal(tmp_path, "login", process="app-1").decide("carol", ALLOWED, 3)
+    with first.path.open("ab") as journal:  # a record cut short: its writer was killed
+        journal.write(b'{"event": "complete", "op": 9')
+    assert count.count("login") == 3
+    assert count.count("login") == 3
+    assert count.count("api") == 0

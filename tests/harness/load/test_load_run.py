@@ -9,11 +9,13 @@ from __future__ import annotations
 import contextlib
 import csv
 import json
+import signal
 import subprocess
 import sys
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from pathlib import Path
 
@@ -28,7 +30,7 @@ from ratelimit_harness.harness.load.rules import default_rules
 from ratelimit_harness.harness.load.serve import start_fleet
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.harness.provision.base import free_port
-from tests.harness.support import ROOT, child_env
+from tests.harness.support import ROOT, child_env, wait_for
 
 pytestmark = [pytest.mark.integration, pytest.mark.realtime]
 
@@ -348,3 +350,60 @@ def test_workers_without_a_shared_folder_ship_every_request_to_the_master(
     assert outcomes.get("unknown", 0) == api.sent - counted["/api/items"]
     assert "over-admission" in api.client.kinds
     assert "over-admission" in api.server.kinds
+
+
+NO_WAIT = """
+from locust import constant, task
+from ratelimit_harness.harness.load.swarm import ApiUser
+
+
+class Flat(ApiUser):
+    wait_time = constant(0)
+
+    @task
+    def read(self) -> None:
+        self.call("GET", "/api/items", api_key="flat")
+"""
+
+
+@pytest.mark.slow
+def test_the_tab_keeps_up_with_a_no_wait_swarm_at_every_poll(tmp_path: Path) -> None:
+    """The web UI under users that never wait: each answer the page polls (every 2 s) shows
+    decisions within 5 % of the requests Locust counted in that same answer."""
+    (tmp_path / "flat.py").write_text(NO_WAIT)
+    port = free_port()
+    command = [
+        *(sys.executable, "-m", "ratelimit_harness", "load", "--limiter", "fixed-window-lua"),
+        *("--policy", "fixed-window:limit=1000000000,window=60", "--instances", "2"),
+        *("--locustfile", str(tmp_path / "flat.py"), "--redis", "embedded"),
+        *("--web", "--web-port", str(port)),
+    ]
+    base = f"http://127.0.0.1:{port}"
+    with (tmp_path / "load.log").open("wb") as log:
+        load = subprocess.Popen(command, cwd=tmp_path, env=child_env(), stdout=log, stderr=log)
+    try:
+        wait_for(lambda: load.poll() is not None or _answers(base), 60)
+        form = urllib.parse.urlencode({"user_count": 32, "spawn_rate": 32}).encode()
+        urllib.request.urlopen(f"{base}/swarm", data=form, timeout=10).close()
+        polls = []
+        for _ in range(4):
+            time.sleep(2)
+            with urllib.request.urlopen(f"{base}/stats/requests", timeout=10) as answer:
+                stats = json.load(answer)
+            made = next(s["num_requests"] for s in stats["stats"] if s["name"] == "Aggregated")
+            shown = sum(row["decisions"] for row in stats["extended_stats"][0]["data"])
+            polls.append((made, shown))
+    finally:
+        load.send_signal(signal.SIGINT)
+        load.wait(timeout=120)
+    assert polls[-1][0] > 2_000, polls  # the swarm ran
+    for made, shown in polls:
+        assert abs(shown - made) <= 0.05 * made, polls
+
+
+def _answers(url: str) -> bool:
+    try:
+        urllib.request.urlopen(url, timeout=1).close()
+    except OSError:
+        return False
+    return True
