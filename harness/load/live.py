@@ -22,13 +22,15 @@ before the horizon (all it can be held to is known by then), and the outbound ru
 calls count by their arrival at the SMS provider (``RUN_DIR/provider.jsonl``, complete up to
 ``settle`` before the round: its threads stamp and write apart). Deciding an operation only
 ever narrows what the checkers allow, so a count stands: the final verdict finds at least as
-many of each kind. A check that takes long stretches the interval (to twice its time), so
-judging never starves the load.
+many of each kind. A check that takes long stretches the interval (to twice its time), and
+the judge runs only when a core would be idle otherwise (Linux's ``SCHED_IDLE``), so judging
+never starves the load: it cost a no-wait swarm on two cores 15 % of its requests before.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import heapq
 import json
 import math
@@ -345,5 +347,7 @@ if __name__ == "__main__":
     options.add_argument("run_dir", type=Path)
     options.add_argument("--interval", type=float, default=2.0, help="seconds between rounds")
     arguments = options.parse_args()
+    with contextlib.suppress(AttributeError, OSError):  # Linux: run only on an idle core
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     rules = rules_from_json((arguments.run_dir / "rules.json").read_text())
     LiveJudge(arguments.run_dir, rules, arguments.interval).run(arguments.run_dir / "live.json")

@@ -273,6 +273,7 @@ def _run_locust(swarm: Swarm, fleet: Fleet, rules: Rules, run_dir: Path) -> None
         command += ["--processes", str(swarm.processes), "--master-bind-host", "127.0.0.1"]
     if swarm.duration is not None:
         command += ["--headless", "-t", f"{swarm.duration:g}s", "--only-summary"]
+    command += ["--csv", str(run_dir / "logs" / "locust")]  # Locust's own stats, kept
     log = run_dir / "logs" / "locust.log"
     with log.open("wb") as out:
         locust = subprocess.Popen(
