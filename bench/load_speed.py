@@ -3,7 +3,7 @@
 1. the rate-limit middleware's cost: one app instance under wrk (64 connections), a bare
    endpoint (``/healthz``, matched by no rule) against a limited one (``/api/x``, one limiter
    call and the headers), for a few limiters;
-2. Locust's own ceiling: the ``burst`` pattern with no waits, in 1 and in 2 Locust processes,
+2. Locust's own ceiling: the ``saturate`` pattern (no waits), in 1 and in 2 Locust processes,
    requests per second and per Locust process;
 3. the swarm against Locust alone, on the same two instances: 64 users with no wait send
    ``GET /api/items`` with one ``X-API-Key``, first as a plain ``FastHttpUser`` (nothing
@@ -49,18 +49,6 @@ from ratelimit_harness.harness.provision import provision
 from ratelimit_harness.harness.provision.base import free_port
 
 LIMITERS = ("fixed-window-lua", "sliding-log-lua", "token-bucket-lua", "gcra-lua")
-NO_WAIT = """
-from locust import constant, task
-from ratelimit_harness.harness.load.swarm import ApiUser
-
-
-class Flat(ApiUser):
-    wait_time = constant(0)
-
-    @task
-    def read(self) -> None:
-        self.call("GET", "/api/items", api_key="bench")
-"""
 BARE = """
 import itertools
 import os
@@ -78,7 +66,7 @@ class Bare(FastHttpUser):
     @task
     def read(self) -> None:
         url = TARGETS[next(TURN) % len(TARGETS)] + "/api/items"
-        self.client.get(url, headers={"X-API-Key": "bench"}, name="/api/items")
+        self.client.get(url, headers={"X-API-Key": "saturate"}, name="/api/items")
 """
 USERS = 64
 LOAD = (sys.executable, "-m", "ratelimit_harness", "load")
@@ -168,21 +156,18 @@ def load(args: list[str]) -> dict[str, object]:
 def locust_ceiling(seconds: float) -> list[dict[str, Any]]:
     rows = []
     print(f"{'Locust processes':16} {'users':>5} {'req/s':>8} {'req/s per process':>18}")
-    with tempfile.TemporaryDirectory() as folder:
-        locustfile = Path(folder, "flat.py")
-        locustfile.write_text(NO_WAIT)
-        for processes in (1, 2):
-            verdict = load(
-                [
-                    *("--locustfile", str(locustfile), "--duration", str(seconds)),
-                    *("--users", "64", "--spawn-rate", "64", "--processes", str(processes)),
-                ]
-            )
-            rate = float(verdict["locust_rps"])  # type: ignore[arg-type]
-            print(f"{processes:16} {64:>5} {rate:>8,.0f} {rate / processes:>18,.0f}")
-            note = f"{rate / processes:,.0f} per process, 64 users"
-            row = figure("load: Locust ceiling", f"{processes} process(es)", rate, "req/s", note)
-            rows.append({**row, "processes": processes})
+    for processes in (1, 2):
+        verdict = load(
+            [
+                *("--locustfile", "saturate", "--duration", str(seconds)),
+                *("--users", "64", "--spawn-rate", "64", "--processes", str(processes)),
+            ]
+        )
+        rate = float(verdict["locust_rps"])  # type: ignore[arg-type]
+        print(f"{processes:16} {64:>5} {rate:>8,.0f} {rate / processes:>18,.0f}")
+        note = f"{rate / processes:,.0f} per process, 64 users"
+        row = figure("load: Locust ceiling", f"{processes} process(es)", rate, "req/s", note)
+        rows.append({**row, "processes": processes})
     print()
     return rows
 
@@ -210,7 +195,7 @@ def bare_locust(targets: list[str], processes: int, seconds: float, folder: Path
 @contextlib.contextmanager
 def no_wait_swarm() -> Iterator[tuple[list[str], Path]]:
     """Two instances of ``fixed-window-lua`` that admit every request (``UNREACHED``), and a
-    folder holding the no-wait locustfile (``NO_WAIT``, as ``flat.py``): the instances' URLs
+    folder for Locust's files: the instances' URLs
     and the folder."""
     with (
         provision() as server,
@@ -218,7 +203,6 @@ def no_wait_swarm() -> Iterator[tuple[list[str], Path]]:
         tempfile.TemporaryDirectory() as folder,
         app_instances(2, "fixed-window-lua", server.url, run_dir, UNREACHED) as targets,
     ):
-        Path(folder, "flat.py").write_text(NO_WAIT)
         yield targets, Path(folder)
 
 
@@ -226,7 +210,7 @@ def swarm_args(targets: list[str], folder: Path, seconds: float) -> list[str]:
     """``load``'s arguments for the no-wait swarm against ``targets`` (``no_wait_swarm``), for
     ``seconds``, judged by the policy the instances keep."""
     return [
-        *("--target", ",".join(targets), "--locustfile", str(folder / "flat.py")),
+        *("--target", ",".join(targets), "--locustfile", "saturate"),
         *("--policy", UNREACHED, "--users", str(USERS), "--spawn-rate", str(USERS)),
         *("--duration", str(seconds)),
     ]

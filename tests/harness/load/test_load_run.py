@@ -352,30 +352,15 @@ def test_workers_without_a_shared_folder_ship_every_request_to_the_master(
     assert "over-admission" in api.server.kinds
 
 
-NO_WAIT = """
-from locust import constant, task
-from ratelimit_harness.harness.load.swarm import ApiUser
-
-
-class Flat(ApiUser):
-    wait_time = constant(0)
-
-    @task
-    def read(self) -> None:
-        self.call("GET", "/api/items", api_key="flat")
-"""
-
-
 @pytest.mark.slow
 def test_the_tab_keeps_up_with_a_no_wait_swarm_at_every_poll(tmp_path: Path) -> None:
     """The web UI under users that never wait: each answer the page polls (every 2 s) shows
     decisions within 5 % of the requests Locust counted in that same answer."""
-    (tmp_path / "flat.py").write_text(NO_WAIT)
     port = free_port()
     command = [
         *(sys.executable, "-m", "ratelimit_harness", "load", "--limiter", "fixed-window-lua"),
         *("--policy", "fixed-window:limit=1000000000,window=60", "--instances", "2"),
-        *("--locustfile", str(tmp_path / "flat.py"), "--redis", "embedded"),
+        *("--locustfile", "saturate", "--redis", "embedded"),
         *("--web", "--web-port", str(port)),
     ]
     base = f"http://127.0.0.1:{port}"
