@@ -158,8 +158,14 @@ def _amount(size: float) -> str:
 
 def _gathered(futures: list[Future[Any]], stage: str, progress: Progress | None) -> list[Any]:
     """Each future's result, in the order given, once all are done (``progress`` told as each
-    ends)."""
-    for done, _ in enumerate(as_completed(futures), 1):
+    ends). The first to fail raises its error at once, the others not yet begun cancelled."""
+    for done, future in enumerate(as_completed(futures), 1):
+        try:
+            future.result()
+        except BaseException:
+            for other in futures:
+                other.cancel()
+            raise
         if progress:
             progress(stage, done, len(futures))
     return [future.result() for future in futures]
