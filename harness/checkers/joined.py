@@ -71,12 +71,14 @@ def budget_findings(
     over = found.get(OVER)
     if over is not None and (len(limits) > 1 or costs):
         over.inconclusive += _unproven(
-            _split(history, over, composite=len(limits) > 1), limits, budget
+            _placed_apart(history, over, composite=len(limits) > 1), limits, budget
         )
     return found
 
 
-def _split(history: Sequence[Operation], over: Findings, *, composite: bool) -> list[Operation]:
+def _placed_apart(
+    history: Sequence[Operation], over: Findings, *, composite: bool
+) -> list[Operation]:
     """The requests of the keys whose limits, or units, were placed each on their own: every
     key of a composite, the keys with a request of more than one unit otherwise; but those
     found over-admitted (each key is judged on its own: what another key holds never

@@ -1,0 +1,3 @@
+from ratelimit_harness.harness.cli import main
+
+raise SystemExit(main(prog="python -m ratelimit_harness"))

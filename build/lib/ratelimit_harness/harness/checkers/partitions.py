@@ -1,0 +1,481 @@
+"""Judging a history file too large to hold in memory: its keys split into parts, each part
+judged apart, on every core, and the parts' verdicts joined into the verdict of the whole.
+
+Keys are independent: every checker judges one key's operations apart from every other key's.
+(Collisions, a Redis key used by two identities, are the exception: each part keeps the first
+operation of each identity on each Redis key, and they are judged once, across parts.) So the
+file is read in two stages:
+
+1. **Routing.** The file is cut into byte ranges at line ends, one per worker. Each worker reads
+   only the ``key`` of each line and appends the line, with its number, to the file of its part
+   (the key's CRC-32 modulo the number of parts), in a folder under ``TMPDIR``.
+2. **Judging.** Each part is read back (its ranges in file order, so each key keeps file order),
+   judged by ``check`` as any history is, and dropped. What the joined verdict needs is kept:
+   each kind's count and first ``MAX_WITNESSES`` witnesses, the metrics' counts, and the part's
+   latencies, sorted, on disk.
+
+Memory holds one part per worker, whatever the file's length: a part is about ``PART_BYTES`` of
+the file, or more when one key alone is larger, as a key's operations are never split. That is
+the bound: O(the largest of ``PART_BYTES`` and the busiest key's operations), per worker.
+
+The joined verdict is the one ``check`` gives the whole history, as JSON: the same counts, the
+same listed witnesses in the same order (``check`` lists them key by key, in the order the keys
+first appear), the same metrics (a latency percentile is found by rank across the parts' sorted
+latencies, so it is exact). A bad line is reported with its number, as ``read_history`` does.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import heapq
+import itertools
+import math
+import os
+import shutil
+import tempfile
+import threading
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
+from dataclasses import dataclass, field
+from multiprocessing import get_context
+from pathlib import Path
+from typing import Any, BinaryIO, TypeVar
+
+import msgspec
+import numpy as np
+import numpy.typing as npt
+
+from ratelimit_harness.harness.checkers import check, judge
+from ratelimit_harness.harness.checkers.metrics import PERCENTILES, latencies, nearest_rank
+from ratelimit_harness.harness.checkers.state import collision_witnesses
+from ratelimit_harness.harness.errors import EnvironmentFailure
+from ratelimit_harness.harness.history import HistoryError, Operation, read_history
+from ratelimit_harness.harness.history.jsonl import operations_of_lines
+from ratelimit_harness.harness.history.verdict import MAX_WITNESSES, Verdict, Violation, Witness
+from ratelimit_harness.limiters.policy import Policy
+
+PART_BYTES = 32 << 20  # of the history file, per part: about 280,000 operations
+MAX_PARTS = 512  # open files per routing worker: twice this
+BATCH_BYTES = 4 << 20  # read at once by a routing worker
+CONVERT_LINES = 8192  # lines converted at once by a judging worker
+COLLISION = "collision"  # judged across parts
+
+T = TypeVar("T")
+Progress = Callable[[str, int, int], None]  # (stage, done, of)
+Owners = dict[str, dict[str, tuple[int, Operation]]]  # Redis key -> identity -> first (line, op)
+
+
+def check_file(
+    path: str | os.PathLike[str],
+    policy: Policy,
+    ttls: Mapping[str, float] | None = None,
+    *,
+    unjudged: Mapping[str, str] | None = None,
+    workers: int | None = None,
+    part_bytes: int = PART_BYTES,
+    progress: Progress | None = None,
+) -> Verdict:
+    """The verdict ``check`` gives the history file ``path`` (see ``check``), in bounded memory.
+    A file of at most ``part_bytes`` is read and judged at once; a larger one in parts, by
+    ``workers`` processes (default: one per core). ``progress``, when given, hears each stage's
+    advance. Raises HistoryError for a bad line or an unreadable file, EnvironmentFailure when
+    the parts cannot be written or a worker dies."""
+    size = _size(path)
+    if size <= part_bytes:
+        return check(read_history(path), policy, ttls, unjudged=unjudged)
+    workers = workers or os.cpu_count() or 1
+    parts = min(MAX_PARTS, math.ceil(size / part_bytes))
+    folder = tempfile.mkdtemp(prefix="ratelimit-harness-parts-")
+    try:
+        _need_room(folder, size)
+        with _pool(workers) as pool:
+            spans = _spans(path, workers)
+            routed = [
+                pool.submit(_route, os.fspath(path), span, folder, i, parts)
+                for i, span in enumerate(spans)
+            ]
+            lines = _gathered(routed, "reading the history by key", progress)
+            offsets = [0, *np.cumsum(lines)[:-1].tolist()]
+            kept = {**(unjudged or {}), COLLISION: "judged across parts"}
+            job = _Job(os.fspath(path), folder, offsets, policy, kept)
+            judged = [pool.submit(_judge_part, job, part) for part in range(parts)]
+            found = _gathered(judged, f"judging {parts} parts", progress)
+        return _joined(found, policy, ttls, unjudged)
+    except BrokenProcessPool as error:
+        raise EnvironmentFailure(f"a worker judging {path} died: {error}") from None
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _pool(workers: int) -> Executor:
+    """``workers`` processes; for one, the caller's own (no process to start)."""
+    if workers == 1:
+        return _Here()
+    return ProcessPoolExecutor(workers, mp_context=get_context(_start_method()))
+
+
+class _Here(Executor):
+    """An executor that runs each task as it is submitted, in this process."""
+
+    def submit(self, fn: Callable[..., T], /, *args: Any, **kwargs: Any) -> Future[T]:
+        future: Future[T] = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except Exception as error:  # the caller's result() raises it
+            future.set_exception(error)
+        return future
+
+
+def _start_method() -> str:
+    """Fork, where the caller runs one thread (a CLI, a script with no ``__main__`` guard: the
+    workers start at once, importing nothing); else spawn (a fork copies no other thread, and
+    whatever lock one held stays held)."""
+    return "fork" if threading.active_count() == 1 and os.name == "posix" else "spawn"
+
+
+def _size(path: str | os.PathLike[str]) -> int:
+    try:
+        return os.stat(path).st_size
+    except OSError as error:
+        raise HistoryError(f"cannot read: {error.strerror or error}", path) from None
+
+
+def _need_room(folder: str, size: int) -> None:
+    """The parts take as much room as the file: say so before filling the disk."""
+    free = shutil.disk_usage(folder).free
+    if free < size * 1.1:
+        raise EnvironmentFailure(
+            f"judging in parts needs {_amount(size * 1.1)} free in {Path(folder).parent} "
+            f"(TMPDIR), and {_amount(free)} is"
+        )
+
+
+def _amount(size: float) -> str:
+    return f"{size / 1e9:.1f} GB" if size >= 1e9 else f"{size / 1e6:.1f} MB"
+
+
+def _gathered(futures: list[Future[Any]], stage: str, progress: Progress | None) -> list[Any]:
+    """Each future's result, in the order given, once all are done (``progress`` told as each
+    ends). The first to fail raises its error at once, the others not yet begun cancelled."""
+    for done, future in enumerate(as_completed(futures), 1):
+        try:
+            future.result()
+        except BaseException:
+            for other in futures:
+                other.cancel()
+            raise
+        if progress:
+            progress(stage, done, len(futures))
+    return [future.result() for future in futures]
+
+
+def _spans(path: str | os.PathLike[str], count: int) -> list[tuple[int, int]]:
+    """``count`` byte ranges (fewer for a short file) that cover ``path``, each starting a line."""
+    size = os.stat(path).st_size
+    starts = [0]
+    with open(path, "rb") as file:
+        for number in range(1, count):
+            file.seek(max(starts[-1], size * number // count))
+            file.readline()  # to the end of the line under way
+            if file.tell() < size and file.tell() > starts[-1]:
+                starts.append(file.tell())
+    return list(zip(starts, [*starts[1:], size], strict=True))
+
+
+class _Keyed(msgspec.Struct, gc=False):
+    key: str
+
+
+_decode_key = msgspec.json.Decoder(_Keyed).decode
+
+
+def _route(path: str, span: tuple[int, int], folder: str, index: int, parts: int) -> int:
+    """Stage 1: append each non-blank line of ``span`` to its part's file (and its number,
+    counted from the span's start, to the part's numbers); the lines in the span. A line
+    whose key cannot be read goes to part 0, whose judge says what is wrong with it."""
+    part_of = _PartOf(parts)
+    start, stop = span
+    number = 0
+    try:
+        with open(path, "rb") as source, _PartFiles(folder, index) as files:
+            source.seek(start)
+            for lines in _batches(source, stop - start):
+                for part, kept, numbers in _grouped(lines, number, part_of):
+                    files.append(part, kept, numbers)
+                number += len(lines)
+    except OSError as error:
+        raise HistoryError(f"cannot read: {error.strerror or error}", path) from None
+    return number
+
+
+def _grouped(
+    lines: list[bytes], before: int, part_of: _PartOf
+) -> Iterator[tuple[int, list[bytes], npt.NDArray[np.int64]]]:
+    """The non-blank ``lines`` (numbered from ``before + 1``) by part: each part's, with their
+    numbers, in file order."""
+    numbers = np.arange(before + 1, before + 1 + len(lines), dtype=np.int64)
+    if b"" in lines or any(map(bytes.isspace, lines)):
+        kept = [i for i, line in enumerate(lines) if line and not line.isspace()]
+        lines, numbers = [lines[i] for i in kept], numbers[kept]
+    try:
+        keys: list[str | None] = [keyed.key for keyed in map(_decode_key, lines)]
+    except msgspec.MsgspecError:
+        keys = list(map(_key_of, lines))
+    ids = np.fromiter(map(part_of.__getitem__, keys), np.int64, len(keys))
+    order = np.argsort(ids, kind="stable")
+    bounds = np.cumsum(np.bincount(ids, minlength=part_of.parts)).tolist()
+    grouped, numbers = [lines[i] for i in order.tolist()], numbers[order]
+    for part, (first, last) in enumerate(itertools.pairwise([0, *bounds])):
+        if last > first:
+            yield part, grouped[first:last], numbers[first:last]
+
+
+class _PartOf(dict[str | None, int]):
+    """A key's part: its CRC-32 modulo the number of parts (0 for a line with no key read)."""
+
+    def __init__(self, parts: int) -> None:
+        super().__init__()
+        self.parts = parts
+
+    def __missing__(self, key: str | None) -> int:
+        part = self[key] = 0 if key is None else zlib.crc32(key.encode()) % self.parts
+        return part
+
+
+def _batches(source: BinaryIO, size: int) -> Iterator[list[bytes]]:
+    """The next ``size`` bytes of ``source`` as lines, each without its newline (cut as
+    ``read_history`` cuts them), ``BATCH_BYTES`` at a time."""
+    carry = b""
+    while size > 0:
+        chunk = source.read(min(BATCH_BYTES, size))
+        if not chunk:
+            break
+        size -= len(chunk)
+        data = carry + chunk
+        cut = data.rfind(b"\n") + 1 if size > 0 else len(data)
+        data, carry = data[:cut], data[cut:]
+        yield _lines_of(data)
+    if carry:
+        yield _lines_of(carry)
+
+
+def _lines_of(data: bytes) -> list[bytes]:
+    """``data`` cut into lines at each newline, which is dropped (a last line may lack one)."""
+    lines = data.split(b"\n")
+    if not lines[-1]:
+        lines.pop()
+    return lines
+
+
+class _PartFiles(contextlib.ExitStack):
+    """The files one routing worker writes: for each part, its lines and their numbers."""
+
+    def __init__(self, folder: str, index: int) -> None:
+        super().__init__()
+        self.base = Path(folder, str(index))  # each file: INDEX-PART.jsonl, INDEX-PART.lines
+        self.files: dict[int, tuple[BinaryIO, BinaryIO]] = {}
+
+    def append(self, part: int, lines: list[bytes], numbers: npt.NDArray[np.int64]) -> None:
+        if part not in self.files:
+            base = f"{self.base}-{part}"
+            self.files[part] = (  # opened once, closed with the stack
+                self.enter_context(open(f"{base}.jsonl", "wb")),  # noqa: SIM115 (closed by the stack)
+                self.enter_context(open(f"{base}.lines", "wb")),  # noqa: SIM115
+            )
+        lines_file, numbers_file = self.files[part]
+        try:
+            lines_file.write(b"\n".join(lines) + b"\n")
+            numbers.tofile(numbers_file)
+        except OSError as error:
+            where = self.base.parent
+            raise EnvironmentFailure(f"cannot write parts in {where}: {error.strerror}") from None
+
+
+def _key_of(line: bytes) -> str | None:
+    try:
+        return _decode_key(line).key
+    except msgspec.MsgspecError:
+        return None
+
+
+@dataclass
+class _Part:
+    """What the joined verdict needs of one part's."""
+
+    operations: int = 0
+    found: dict[str, tuple[int, list[Witness]]] = field(default_factory=dict)  # kind: count, first
+    inconclusive: list[Witness] = field(default_factory=list)
+    first_lines: dict[str, int] = field(default_factory=dict)  # of the keys listed
+    outcomes: dict[str, int] = field(default_factory=dict)
+    keys: int = 0
+    processes: set[str] = field(default_factory=set)
+    latencies: str = ""  # a .npy file of them, sorted
+    timed: int = 0  # how many: the operations that completed
+    slowest: float = 0.0
+    given_back: int = 0
+    accuracy: dict[str, int] = field(default_factory=dict)
+    owners: Owners = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Job:
+    """What every judging worker is told: the file, the folder of its parts, where each range's
+    line numbers start, and what to judge by."""
+
+    path: str
+    folder: str
+    offsets: list[int]
+    policy: Policy
+    unjudged: dict[str, str]
+
+
+def _judge_part(job: _Job, part: int) -> _Part:
+    """Stage 2: read part ``part`` back (each range's line numbers made whole by its offset),
+    judge it, and keep what the joined verdict needs."""
+    path, folder = job.path, job.folder
+    operations: list[Operation] = []
+    numbers: list[int] = []
+    for index, offset in enumerate(job.offsets):
+        base = Path(folder, f"{index}-{part}")
+        if not base.with_suffix(".jsonl").exists():
+            continue
+        lines = _lines_of(base.with_suffix(".jsonl").read_bytes())
+        numbered = (np.fromfile(base.with_suffix(".lines"), np.int64) + offset).tolist()
+        for first in range(0, len(lines), CONVERT_LINES):
+            batch = slice(first, first + CONVERT_LINES)
+            operations += operations_of_lines(path, numbered[batch], lines[batch])
+        numbers += numbered
+        del lines
+    if not operations:
+        return _Part()
+    verdict, columns = judge(operations, job.policy, unjudged=job.unjudged)
+    kept = _Part(operations=len(operations), inconclusive=verdict.inconclusive[:MAX_WITNESSES])
+    for violation in verdict.violations:
+        kept.found[violation.kind] = (violation.count, violation.witnesses[:MAX_WITNESSES])
+    listed = {w.key for _, ws in kept.found.values() for w in ws}
+    listed |= {w.key for w in kept.inconclusive}
+    kept.first_lines = _first_lines(operations, numbers, listed)
+    metrics = verdict.metrics
+    kept.outcomes, kept.keys = metrics["outcomes"], metrics["keys"]
+    kept.processes = {op.process for op in operations}
+    kept.given_back = metrics.get("given_back", 0)
+    accuracy = metrics.get("sliding_accuracy", {})
+    kept.accuracy = {k: v for k, v in accuracy.items() if k != "disagreement_rate"}
+    kept.latencies = os.path.join(folder, f"latencies-{part}.npy")
+    ordered = latencies(columns)
+    np.save(kept.latencies, ordered)
+    kept.timed, kept.slowest = len(ordered), float(ordered[-1]) if len(ordered) else 0.0
+    kept.owners = _owners(operations, numbers)
+    return kept
+
+
+def _first_lines(operations: list[Operation], numbers: list[int], keys: set[str]) -> dict[str, int]:
+    firsts: dict[str, int] = {}
+    if keys:
+        for op, number in zip(operations, numbers, strict=True):
+            if op.key in keys and op.key not in firsts:
+                firsts[op.key] = number
+                if len(firsts) == len(keys):
+                    break
+    return firsts
+
+
+def _owners(operations: list[Operation], numbers: list[int]) -> Owners:
+    """For each Redis key an operation recorded, each identity's first operation on it."""
+    owners: Owners = {}
+    for op, number in zip(operations, numbers, strict=True):
+        for key in op.keys:
+            owners.setdefault(key, {}).setdefault(op.key, (number, op))
+    return owners
+
+
+def _joined(
+    parts: list[_Part],
+    policy: Policy,
+    ttls: Mapping[str, float] | None,
+    unjudged: Mapping[str, str] | None,
+) -> Verdict:
+    """One verdict from the parts': what ``check`` makes of the whole history."""
+    verdict = check([], policy, ttls, unjudged=unjudged)  # what is checked; the key snapshot's
+    verdict.operations = sum(part.operations for part in parts)
+    found = {v.kind: v for v in verdict.violations}
+    for kind in verdict.checked:
+        if kind == COLLISION:
+            owners: Owners = {}
+            for part in parts:
+                for key, by_identity in part.owners.items():
+                    owners.setdefault(key, {}).update(by_identity)  # identities: one part each
+            witnesses = collision_witnesses(
+                {key: _in_order(by_identity) for key, by_identity in owners.items()}
+            )
+            if witnesses:
+                found[kind] = Violation(kind, witnesses)
+        elif kind not in found:
+            counted = [part.found[kind] for part in parts if kind in part.found]
+            if counted:
+                listed = _first_listed(
+                    [(part, part.found[kind][1]) for part in parts if kind in part.found]
+                )
+                found[kind] = Violation(kind, listed, recorded=sum(c for c, _ in counted))
+    verdict.violations = [found[kind] for kind in verdict.checked if kind in found]
+    verdict.inconclusive = _first_listed([(part, part.inconclusive) for part in parts])
+    verdict.metrics = _metrics(parts, policy)
+    return verdict
+
+
+def _mapped(path: str) -> npt.NDArray[np.float64]:
+    """A part's sorted latencies, mapped from its file (read as far as they are looked at)."""
+    mapped: npt.NDArray[np.float64] = np.load(path, mmap_mode="r")
+    return mapped
+
+
+def _in_order(by_identity: dict[str, tuple[int, Operation]]) -> dict[str, Operation]:
+    """Each identity's first operation, in the order of their lines."""
+    ordered = sorted(by_identity.items(), key=lambda item: item[1][0])
+    return {identity: op for identity, (_, op) in ordered}
+
+
+def _first_listed(listings: Iterable[tuple[_Part, list[Witness]]]) -> list[Witness]:
+    """The first ``MAX_WITNESSES`` of the parts' witnesses, key by key in the order the keys
+    first appear in the file (each part's already are)."""
+    streams = [
+        [(part.first_lines.get(w.key, math.inf), n, w) for n, w in enumerate(ws)]
+        for part, ws in listings
+    ]
+    merged = heapq.merge(*streams, key=lambda entry: (entry[0], entry[1]))
+    return [witness for _, _, witness in list(merged)[:MAX_WITNESSES]]
+
+
+def _metrics(parts: list[_Part], policy: Policy) -> dict[str, Any]:
+    outcomes: dict[str, int] = {}
+    for part in parts:
+        for outcome, count in part.outcomes.items():
+            outcomes[outcome] = outcomes.get(outcome, 0) + count
+    files = [part.latencies for part in parts if part.latencies]
+    total = sum(part.timed for part in parts)
+    metrics: dict[str, Any] = {
+        "outcomes": dict(sorted(outcomes.items())),
+        "keys": sum(part.keys for part in parts),
+        "processes": len(set().union(*(part.processes for part in parts))),
+        "latency_ms": {
+            f"p{p:g}": nearest_rank(files, total, p, array=_mapped) * 1000 for p in PERCENTILES
+        }
+        | {"max": max((part.slowest for part in parts), default=0.0) * 1000},
+    }
+    given_back = sum(part.given_back for part in parts)
+    if given_back:
+        metrics["given_back"] = given_back
+    if policy.kind == "sliding-counter":
+        decisions, allowed, rejected = (
+            sum(part.accuracy.get(name, 0) for part in parts)
+            for name in ("decisions", "wrongly_allowed", "wrongly_rejected")
+        )
+        metrics["sliding_accuracy"] = {
+            "decisions": decisions,
+            "wrongly_allowed": allowed,
+            "wrongly_rejected": rejected,
+            "disagreement_rate": (allowed + rejected) / decisions if decisions else 0.0,
+        }
+    return metrics

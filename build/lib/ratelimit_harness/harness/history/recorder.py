@@ -1,0 +1,136 @@
+"""Recording one process's operations as they happen, so that a kill loses none of them."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import math
+import os
+import time
+from collections.abc import Callable
+from types import TracebackType
+
+from ratelimit_harness.harness.history.journal import complete_line, give_back_line, invoke_line
+from ratelimit_harness.harness.history.operation import Outcome
+
+_OUTCOME_JSON = {outcome: json.dumps(outcome.value) for outcome in Outcome}
+_INF = math.inf
+_KEYS_CACHED = 65536
+
+
+class Recorder:
+    """Appends one process's journal (see ``harness.history.journal``), a record at a time.
+
+    ``invoke(key)`` records an operation about to run, before it runs, and returns its token;
+    ``complete(token, outcome, now)`` records how it ended; ``give_back(token)`` and
+    ``given_back(token)``, around the give-back of an allowed one. Each record reaches the OS in one
+    ``os.write`` on an ``O_APPEND`` descriptor (more only if the OS takes part of it, as on a
+    full disk), nothing buffered in Python, so a process killed at any point loses only the
+    operations in flight, which the journal still shows as invoked (a crash of the machine
+    itself may lose more: nothing is fsynced).
+
+    ``process`` names the process in every record; times come from ``clock`` (seconds; every
+    process of a run must share it). The journal must not exist yet. A recorder may be shared
+    by the threads of its process. Close it, or use it as a context manager; operations still
+    in flight then stay as they are, invoked and never completed.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        process: str,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        if not isinstance(process, str):
+            raise TypeError(f"a process is named by a str, not {process!r}")
+        self.path = os.fspath(path)
+        self.process = process
+        self._process_json = json.dumps(process)
+        self._clock = clock
+        self._ops = itertools.count()
+        self._in_flight: set[int] = set()
+        self._keys_json: dict[str, str] = {}
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_APPEND | os.O_CLOEXEC
+        self._fd = os.open(path, flags, 0o644)
+
+    def invoke(self, key: str, cost: int = 1) -> int:
+        """Record that an operation on ``key`` is about to run, costing ``cost`` units of the
+        budget; its token for ``complete``."""
+        try:
+            key_json = self._keys_json[key]
+        except KeyError:
+            key_json = self._cache_key(key)
+        op = next(self._ops)
+        if cost != 1 and (type(cost) is not int or cost < 1):
+            raise ValueError(f"a cost is a whole number from 1, not {cost!r}")
+        self._write(invoke_line(op, self._process_json, key_json, self._time(), cost))
+        self._in_flight.add(op)
+        return op
+
+    def complete(self, token: int, outcome: Outcome, now: float | None = None) -> None:
+        """Record that the operation ``token`` ended with ``outcome``; ``now`` is the instant
+        the limiter believed it was, when it said. Each token completes once."""
+        try:
+            outcome_json = _OUTCOME_JSON[outcome]
+        except KeyError:
+            raise ValueError(f"unknown outcome {outcome!r}") from None
+        if now is not None:
+            now = float(now)
+            if not -_INF < now < _INF:
+                raise ValueError(f"now must be finite, not {now!r}")
+        line = complete_line(token, self._time(), outcome_json, now)
+        try:
+            self._in_flight.remove(token)
+        except KeyError:
+            raise ValueError(f"operation {token!r} is not in flight in {self.path}") from None
+        self._write(line)
+
+    def give_back(self, token: int) -> None:
+        """Record that the allowed operation ``token`` is about to be given back (its work
+        failed downstream, say); ``given_back(token)`` once the give-back has answered."""
+        if token in self._in_flight:
+            raise ValueError(f"operation {token!r} has not completed in {self.path}")
+        self._write(give_back_line(token, self._time(), "refund"))
+
+    def given_back(self, token: int) -> None:
+        """Record that the give-back of ``token`` answered (it took effect, or was refused: the
+        limiter's business; a give-back that raised is never marked so)."""
+        self._write(give_back_line(token, self._time(), "refunded"))
+
+    def close(self) -> None:
+        if self._fd >= 0:
+            os.close(self._fd)
+            self._fd = -1
+
+    def __enter__(self) -> Recorder:
+        return self
+
+    def __exit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.close()
+
+    def _time(self) -> float:
+        now = float(self._clock())
+        if not -_INF < now < _INF:
+            raise ValueError(f"the clock said {now!r}")
+        return now
+
+    def _cache_key(self, key: str) -> str:
+        if not isinstance(key, str):
+            raise TypeError(f"a key is a str, not {key!r}")
+        if len(self._keys_json) >= _KEYS_CACHED:
+            self._keys_json.clear()
+        key_json = self._keys_json[key] = json.dumps(key)
+        return key_json
+
+    def _write(self, line: bytes) -> None:
+        if self._fd < 0:
+            raise ValueError(f"the journal {self.path} is closed")
+        written = os.write(self._fd, line)
+        while written < len(line):  # a short write (a full disk, say): write the rest
+            line = line[written:]
+            written = os.write(self._fd, line)

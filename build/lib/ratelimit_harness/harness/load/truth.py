@@ -1,0 +1,60 @@
+"""Whether a response's rate-limit headers tell the truth, as a client can tell at once.
+
+A header lie is one of:
+
+- ``malformed``: a rate-limit header that does not parse;
+- ``fields-disagree``: ``X-RateLimit-Remaining`` and ``RateLimit``'s r, or
+  ``X-RateLimit-Limit`` and ``RateLimit-Policy``'s q, say different things;
+- ``remaining-over-budget``: an admitted request told it has ``limit`` or more left, more than
+  the policy can grant once this one counted;
+- ``remaining-after-refusal``: a 429 that says budget remains;
+- ``retry-after-broken``: a client alone on its identity waited ``Retry-After`` and was refused
+  again (every policy here promises that budget is back by then, to a client alone on it).
+
+- ``remaining-broken-promise``: an admitted request told more remain than the admissions
+  already counted in its window leave; that needs the whole history, so the judge checks it
+  after the run (``harness.load.promises``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import NamedTuple
+
+from ratelimit_harness.harness.load.headers import HeaderError, parse_headers
+
+LIES = (
+    "malformed",
+    "fields-disagree",
+    "remaining-over-budget",
+    "remaining-after-refusal",
+    "retry-after-broken",
+    "remaining-broken-promise",
+)
+
+
+class Reading(NamedTuple):
+    """What a client made of one response's headers."""
+
+    lies: list[str]
+    retry_after: int | None  # what it advertised; None if nothing (or nothing readable)
+    remaining: int | None
+
+
+def response_lies(headers: Mapping[str, str], status: int) -> Reading:
+    """The lies in one response's headers, and the Retry-After and Remaining it advertised."""
+    try:
+        told = parse_headers(headers)
+    except HeaderError:
+        return Reading(["malformed"], None, None)
+    lies = []
+    pairs = ((told.remaining, told.quota_remaining), (told.limit, told.quota))
+    if any(a is not None and b is not None and a != b for a, b in pairs):
+        lies.append("fields-disagree")
+    remaining = told.remaining if told.remaining is not None else told.quota_remaining
+    budget = told.limit if told.limit is not None else told.quota
+    if status == 429 and remaining:
+        lies.append("remaining-after-refusal")
+    if 200 <= status < 300 and remaining is not None and budget is not None and remaining >= budget:
+        lies.append("remaining-over-budget")
+    return Reading(lies, told.retry_after, remaining)
