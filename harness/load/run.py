@@ -8,7 +8,7 @@ swarm, then the verdict, all in one run directory (``runs/load-TIME/``).
     RUN_DIR/client.json       what the clients saw: outcomes, header lies, latency histograms
     RUN_DIR/history/          the merged histories, per rule
     RUN_DIR/verdict.json      the verdict, and how the run was set up
-    RUN_DIR/logs/             every process's output
+    RUN_DIR/logs/             every process's output, and Locust's stats (locust_*.csv)
 """
 
 from __future__ import annotations
