@@ -103,6 +103,7 @@ class KeyState:
     found: dict[str, int] = field(default_factory=dict)
     witness: dict[str, str] = field(default_factory=dict)
     spans: list[tuple[float, float]] = field(default_factory=list)  # its witnesses' (a few)
+    admitted: int = 0  # in ``judged``
     allowed_by_policy: float = 0.0
     broken: int = 0  # promises judged so far that its history proves could not be kept
 
@@ -241,6 +242,7 @@ class LiveJudge:
         entry.witness = {v.kind: v.witnesses[0].detail for v in verdict.violations if v.witnesses}
         found = [w.span for v in verdict.violations if v.kind in KINDS for w in v.witnesses]
         entry.spans = found[:CHART_WITNESSES]
+        entry.admitted = sum(op.outcome is Outcome.ALLOWED for op in history)
         answered = [p for p in entry.promises if p.complete < horizon]
         if answered:
             entry.promises = [p for p in entry.promises if p.complete >= horizon]
@@ -300,15 +302,12 @@ class LiveJudge:
         judged = {key: entry for key, entry in state.keys.items() if entry.judged}
         if allows is None or not judged or not math.isfinite(state.horizon):
             return None
-        admitted = {
-            key: [_instant(op) for op in e.judged if op.outcome is Outcome.ALLOWED]
-            for key, e in judged.items()
-        }
         key = next((k for k, e in judged.items() if e.spans), None)
-        key = key or max(admitted, key=lambda k: len(admitted[k]))
+        key = key or max(judged, key=lambda k: judged[k].admitted)
+        admitted = [_instant(op) for op in judged[key].judged if op.outcome is Outcome.ALLOWED]
         origin = 0.0 if allows.aligned else self.started  # aligned spans start at the epoch
         last = math.floor((state.horizon - origin) / allows.span)
-        counts = Counter(math.floor((t - origin) / allows.span) for t in admitted[key])
+        counts = Counter(math.floor((t - origin) / allows.span) for t in admitted)
         spans = range(max(min(counts, default=last), last - CHART_SPANS + 1), last + 1)
         return {
             "key": key,

@@ -488,3 +488,20 @@ def test_decisions_are_counted_as_fresh_as_the_journals_and_each_once(tmp_path: 
     assert count.count("login") == 3
     assert count.count("login") == 3
     assert count.count("api") == 0
+
+
+def test_a_buckets_chart_counts_spans_from_the_runs_start(tmp_path: Path) -> None:
+    """api-pro's bucket (100, refilled at 100/s) allows 200 in any second: the chart counts
+    admissions per second since the first request, not per aligned window."""
+    journal = Journal(tmp_path, "api-pro")
+    for at in (10.25, 10.75, 12.5):
+        journal.decide("pro-1", ALLOWED, at)
+    chart = row(live(tmp_path, at=14.0), "api-pro")["chart"]  # the horizon: 13 s
+    assert (chart["key"], chart["span"], chart["most"], chart["aligned"]) == (
+        "pro-1",
+        1.0,
+        200.0,
+        False,
+    )
+    assert chart["counts"] == [[0.0, 2], [1.0, 0], [2.0, 1]]
+    assert chart["witnesses"] == []
