@@ -40,6 +40,7 @@ from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_complet
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
+from operator import itemgetter
 from pathlib import Path
 from typing import Any, BinaryIO, TypeVar
 
@@ -359,7 +360,7 @@ def _judge_part(job: _Job, part: int) -> _Part:
     kept.first_lines = _first_lines(operations, numbers, listed)
     metrics = verdict.metrics
     kept.outcomes, kept.keys = metrics["outcomes"], metrics["keys"]
-    kept.processes = {op.process for op in operations}
+    kept.processes = set(map(itemgetter(0), operations))
     kept.given_back = metrics.get("given_back", 0)
     accuracy = metrics.get("sliding_accuracy", {})
     kept.accuracy = {k: v for k, v in accuracy.items() if k != "disagreement_rate"}
@@ -385,6 +386,8 @@ def _first_lines(operations: list[Operation], numbers: list[int], keys: set[str]
 def _owners(operations: list[Operation], numbers: list[int]) -> Owners:
     """For each Redis key an operation recorded, each identity's first operation on it."""
     owners: Owners = {}
+    if not any(map(itemgetter(6), operations)):  # ``keys``: recorded by few drivers
+        return owners
     for op, number in zip(operations, numbers, strict=True):
         for key in op.keys:
             owners.setdefault(key, {}).setdefault(op.key, (number, op))
