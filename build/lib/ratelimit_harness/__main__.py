@@ -1,3 +1,0 @@
-from ratelimit_harness.harness.cli import main
-
-raise SystemExit(main(prog="python -m ratelimit_harness"))

@@ -1,1 +1,0 @@
-"""The harness: provisioning, the race explorer, load, the checkers, histories and the CLI."""
