@@ -50,6 +50,7 @@ import numpy.typing as npt
 
 from ratelimit_harness.harness.checkers import check, judge
 from ratelimit_harness.harness.checkers.metrics import PERCENTILES, latencies, nearest_rank
+from ratelimit_harness.harness.checkers.sliding_counter import disagreement
 from ratelimit_harness.harness.checkers.state import collision_witnesses
 from ratelimit_harness.harness.errors import EnvironmentFailure
 from ratelimit_harness.harness.history import HistoryError, Operation, read_history
@@ -448,7 +449,7 @@ def _first_listed(listings: Iterable[tuple[_Part, list[Witness]]]) -> list[Witne
         for part, ws in listings
     ]
     merged = heapq.merge(*streams, key=lambda entry: (entry[0], entry[1]))
-    return [witness for _, _, witness in list(merged)[:MAX_WITNESSES]]
+    return [witness for _, _, witness in itertools.islice(merged, MAX_WITNESSES)]
 
 
 def _metrics(parts: list[_Part], policy: Policy) -> dict[str, Any]:
@@ -471,14 +472,10 @@ def _metrics(parts: list[_Part], policy: Policy) -> dict[str, Any]:
     if given_back:
         metrics["given_back"] = given_back
     if policy.kind == "sliding-counter":
-        decisions, allowed, rejected = (
-            sum(part.accuracy.get(name, 0) for part in parts)
-            for name in ("decisions", "wrongly_allowed", "wrongly_rejected")
+        metrics["sliding_accuracy"] = disagreement(
+            *(
+                sum(part.accuracy.get(name, 0) for part in parts)
+                for name in ("decisions", "wrongly_allowed", "wrongly_rejected")
+            )
         )
-        metrics["sliding_accuracy"] = {
-            "decisions": decisions,
-            "wrongly_allowed": allowed,
-            "wrongly_rejected": rejected,
-            "disagreement_rate": (allowed + rejected) / decisions if decisions else 0.0,
-        }
     return metrics

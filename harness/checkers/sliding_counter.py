@@ -88,10 +88,14 @@ def accuracy(columns: Columns, policy: Policy) -> dict[str, Any]:
             wrongly_rejected += not was_allowed
         else:
             wrongly_allowed += was_allowed
-    total = len(decided)
+    return disagreement(len(decided), wrongly_allowed, wrongly_rejected)
+
+
+def disagreement(decisions: int, wrongly_allowed: int, wrongly_rejected: int) -> dict[str, Any]:
+    """``accuracy``'s figures from its counts (added up across parts of a history, say)."""
     return {
-        "decisions": total,
+        "decisions": decisions,
         "wrongly_allowed": wrongly_allowed,
         "wrongly_rejected": wrongly_rejected,
-        "disagreement_rate": (wrongly_allowed + wrongly_rejected) / total if total else 0.0,
+        "disagreement_rate": (wrongly_allowed + wrongly_rejected) / decisions if decisions else 0.0,
     }

@@ -45,6 +45,7 @@ from typing import Any
 
 from ratelimit_harness.harness.checkers import check
 from ratelimit_harness.harness.checkers.allowance import allowance, per_span
+from ratelimit_harness.harness.checkers.timeline import decided_by
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.errors import InvalidRecord
 from ratelimit_harness.harness.history.journal import Completed, GivenBack, event_from_record
@@ -130,7 +131,7 @@ class LiveJudge:
         clock: Callable[[], float] = time.time,
         settle: float = SETTLE,
     ) -> None:
-        side = "client" if rules.served else "server"
+        side = rules.decided_on
         self.root = Path(run_dir) / "journals" / side
         self.promises = Path(run_dir) / "promises"
         self.arrivals = None if rules.served else Path(run_dir) / "provider.jsonl"
@@ -304,7 +305,7 @@ class LiveJudge:
             return None
         key = next((k for k, e in judged.items() if e.spans), None)
         key = key or max(judged, key=lambda k: judged[k].admitted)
-        admitted = [_instant(op) for op in judged[key].judged if op.outcome is Outcome.ALLOWED]
+        admitted = [decided_by(op) for op in judged[key].judged if op.outcome is Outcome.ALLOWED]
         origin = 0.0 if allows.aligned else self.started  # aligned spans start at the epoch
         last = math.floor((state.horizon - origin) / allows.span)
         counts = Counter(math.floor((t - origin) / allows.span) for t in admitted)
@@ -317,11 +318,6 @@ class LiveJudge:
             "counts": [[origin + n * allows.span - self.started, counts[n]] for n in spans],
             "witnesses": [[a - self.started, b - self.started] for a, b in judged[key].spans],
         }
-
-
-def _instant(op: Operation) -> float:
-    """When a decision was made: by its completion at the latest."""
-    return op.complete if op.complete is not None else op.invoke
 
 
 def since_start(text: str, started: float) -> str:

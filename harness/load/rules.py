@@ -171,6 +171,12 @@ class Rules:
         """Enforced by a service of the user's own, not by the harness's app."""
         return all(rule.limiter == SERVICE for rule in self.rules)
 
+    @property
+    def decided_on(self) -> str:
+        """The side whose journals hold the decisions: the instances', or where a service of
+        the user's own keeps none, its clients' (``journals.SIDES``)."""
+        return "client" if self.served else "server"
+
     def to_json(self) -> str:
         rules = [{k: v for k, v in asdict(rule).items() if v is not None} for rule in self.rules]
         outbound = {"limiter": self.outbound.limiter, "policy": self.outbound.policy}

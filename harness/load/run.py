@@ -284,7 +284,7 @@ def _run_locust(swarm: Swarm, fleet: Fleet, rules: Rules, run_dir: Path) -> None
             preexec_fn=die_with_parent,  # noqa: PLW1509 (only prctl, which is async-signal-safe)
         )
         try:
-            _watch(locust, swarm, run_dir, served=rules.served)
+            _watch(locust, swarm, run_dir, decided_on=rules.decided_on)
         finally:
             if locust.poll() is None:
                 locust.send_signal(signal.SIGTERM)
@@ -299,14 +299,16 @@ def _run_locust(swarm: Swarm, fleet: Fleet, rules: Rules, run_dir: Path) -> None
         )
 
 
-def _watch(locust: subprocess.Popen[bytes], swarm: Swarm, run_dir: Path, *, served: bool) -> None:
+def _watch(
+    locust: subprocess.Popen[bytes], swarm: Swarm, run_dir: Path, *, decided_on: str
+) -> None:
     """Wait for Locust (a headless run at most its duration and a minute), printing progress:
     on a terminal one line, brought up to date every 2 s; in a log a line every 5 s."""
     began = time.monotonic()
     deadline = None if swarm.duration is None else began + swarm.duration + 60
     terminal = sys.stderr.isatty()
     shown = False
-    decisions = Completions(run_dir, "client" if served else "server")
+    decisions = Completions(run_dir, decided_on)
     with until_interrupted():
         try:
             while locust.poll() is None:

@@ -98,8 +98,7 @@ def add_correctness_tab(environment: Environment, view: Callable[[], ClientView]
         if where is None or options is None or not options.rules_json:
             return 0
         if where not in counters:
-            served = rules_from_json(options.rules_json).served
-            counters[where] = Completions(where, "client" if served else "server")
+            counters[where] = Completions(where, rules_from_json(options.rules_json).decided_on)
         return counters[where].count(rule)
 
     def extend(response: Response) -> Response:
