@@ -14,7 +14,6 @@ No other field is allowed. Blank lines are skipped.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import json
 import math
@@ -27,6 +26,7 @@ import msgspec
 
 from ratelimit_harness.harness.history import fields
 from ratelimit_harness.harness.history.errors import InvalidRecord
+from ratelimit_harness.harness.history.files import replacing
 from ratelimit_harness.harness.history.operation import Operation, Outcome
 from ratelimit_harness.harness.history.records import (
     collector_paused,
@@ -105,15 +105,8 @@ def write_history(path: str | os.PathLike[str], operations: Iterable[Operation])
     """Write ``operations`` to ``path``, one line each, replacing the file only once all are
     written. Raises ValueError for an operation ``read_history`` would reject (the file is then
     left as it was)."""
-    partial = f"{os.fspath(path)}.partial"
-    try:
-        with open(partial, "w", encoding="utf-8") as file:
-            file.writelines(map(format_operation, operations))
-        os.replace(partial, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(partial)
-        raise
+    with replacing(path) as file:
+        file.writelines(format_operation(op).encode() for op in operations)
 
 
 def format_operation(operation: Operation) -> str:

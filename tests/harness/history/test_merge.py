@@ -63,8 +63,18 @@ def test_merge_into_history_writes_what_read_history_reads(
     three_journals: list[Path], tmp_path: Path
 ) -> None:
     merged = merge_into_history(three_journals, tmp_path / "history.jsonl")
-    assert merged == merge_journals(three_journals)
-    assert read_history(tmp_path / "history.jsonl") == merged
+    assert read_history(tmp_path / "history.jsonl") == merge_journals(three_journals)
+    assert (merged.count, merged.first, merged.last) == (5, START, START + 7)
+    assert merged.unfinished == [START + 4]  # app-2's operation in flight
+
+
+@pytest.mark.parametrize("run_ops", [1, 2, 3])
+def test_merge_into_history_sorts_runs_on_disk_as_in_memory(
+    three_journals: list[Path], tmp_path: Path, run_ops: int
+) -> None:
+    merge_into_history(three_journals, tmp_path / "history.jsonl", run_ops=run_ops)
+    assert read_history(tmp_path / "history.jsonl") == merge_journals(three_journals)
+    assert not list(tmp_path.glob("*.partial"))
 
 
 def test_ties_keep_the_order_of_the_journals(tmp_path: Path) -> None:
