@@ -60,17 +60,19 @@ def keep_judged(
     stem: str,
     *,
     policy: Policy,
-    history: Sequence[Operation],
+    history: Sequence[Operation] | None = None,
     ttls: Mapping[str, float] | None,
     verdict: Verdict,
 ) -> None:
     """Keep one judged history in ``directory`` (``STEM.history.jsonl``, ``STEM.keys.jsonl``,
-    ``STEM.verdict.json``; ``stem`` may name a folder in it). ``ttls`` None: it was judged
-    with no snapshot of the keys (none could be read), and no keys file says otherwise."""
+    ``STEM.verdict.json``; ``stem`` may name a folder in it). ``history`` None: its file is in
+    place already (a merged one, written there). ``ttls`` None: it was judged with no snapshot
+    of the keys (none could be read), and no keys file says otherwise."""
     where = directory / stem
     with writing(directory):
         where.parent.mkdir(parents=True, exist_ok=True)
-        write_history(where.with_name(where.name + HISTORY), history)
+        if history is not None:
+            write_history(where.with_name(where.name + HISTORY), history)
         if ttls is not None:
             write_snapshot(where.with_name(where.name + KEYS), dict(ttls))
         # last: a verdict file says its history and keys are whole (and holds its policy)

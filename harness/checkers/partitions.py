@@ -22,6 +22,10 @@ The joined verdict is the one ``check`` gives the whole history, as JSON: the sa
 same listed witnesses in the same order (``check`` lists them key by key, in the order the keys
 first appear), the same metrics (a latency percentile is found by rank across the parts' sorted
 latencies, so it is exact). A bad line is reported with its number, as ``read_history`` does.
+
+Other files of records that name an identity in a ``key`` field (the promises a load run's
+clients were given) can go **beside** the history: routed with it, by the same key, and handed
+to a ``Beside`` with each part's operations, so that they too are judged in bounded memory.
 """
 
 from __future__ import annotations
@@ -35,14 +39,14 @@ import shutil
 import tempfile
 import threading
 import zlib
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from multiprocessing import get_context
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, Protocol, TypeVar
 
 import msgspec
 import numpy as np
@@ -69,6 +73,20 @@ Progress = Callable[[str, int, int], None]  # (stage, done, of)
 Owners = dict[str, dict[str, tuple[int, Operation]]]  # Redis key -> identity -> first (line, op)
 
 
+class Beside(Protocol):
+    """Files of records beside a history, each naming an identity in its ``key`` field, and how
+    to judge them against it: called once a part, with the part's operations and the part's
+    records (each line with its number across ``paths``, counted from 1, in file order). What
+    it returns is the caller's to join. It must pickle (it goes to the workers)."""
+
+    @property
+    def paths(self) -> Sequence[str]: ...
+
+    def __call__(
+        self, operations: Sequence[Operation], records: list[tuple[int, bytes]]
+    ) -> Any: ...
+
+
 def check_file(
     path: str | os.PathLike[str],
     policy: Policy,
@@ -76,17 +94,46 @@ def check_file(
     *,
     unjudged: Mapping[str, str] | None = None,
     workers: int | None = None,
-    part_bytes: int = PART_BYTES,
+    part_bytes: int | None = None,
     progress: Progress | None = None,
 ) -> Verdict:
     """The verdict ``check`` gives the history file ``path`` (see ``check``), in bounded memory.
-    A file of at most ``part_bytes`` is read and judged at once; a larger one in parts, by
-    ``workers`` processes (default: one per core). ``progress``, when given, hears each stage's
-    advance. Raises HistoryError for a bad line or an unreadable file, EnvironmentFailure when
-    the parts cannot be written or a worker dies."""
-    size = _size(path)
+    A file of at most ``part_bytes`` (default ``PART_BYTES``) is read and judged at once; a
+    larger one in parts, by ``workers`` processes (default: one per core). ``progress``, when
+    given, hears each stage's advance. Raises HistoryError for a bad line or an unreadable file,
+    EnvironmentFailure when the parts cannot be written or a worker dies."""
+    return judge_file(
+        path,
+        policy,
+        ttls,
+        unjudged=unjudged,
+        workers=workers,
+        part_bytes=part_bytes,
+        progress=progress,
+    )[0]
+
+
+def judge_file(
+    path: str | os.PathLike[str],
+    policy: Policy,
+    ttls: Mapping[str, float] | None = None,
+    *,
+    unjudged: Mapping[str, str] | None = None,
+    workers: int | None = None,
+    part_bytes: int | None = None,
+    progress: Progress | None = None,
+    beside: Beside | None = None,
+) -> tuple[Verdict, list[Any]]:
+    """``check_file``, and what ``beside`` found in each part (one result for a history judged
+    at once; none without ``beside``). The beside files count in the size that decides how many
+    parts there are. Raises HistoryError for a bad history line."""
+    extra = list(beside.paths) if beside else []
+    size = _size(path) + sum(map(_size, extra))
+    part_bytes = part_bytes or PART_BYTES
     if size <= part_bytes:
-        return check(read_history(path), policy, ttls, unjudged=unjudged)
+        history = read_history(path)
+        verdict = check(history, policy, ttls, unjudged=unjudged)
+        return verdict, [beside(history, _numbered(extra))] if beside else []
     workers = workers or os.cpu_count() or 1
     parts = min(MAX_PARTS, math.ceil(size / part_bytes))
     folder = tempfile.mkdtemp(prefix="ratelimit-harness-parts-")
@@ -95,20 +142,37 @@ def check_file(
         with _pool(workers) as pool:
             spans = _spans(path, workers)
             routed = [
-                pool.submit(_route, os.fspath(path), span, folder, i, parts)
+                pool.submit(_route, os.fspath(path), span, folder, str(i), parts)
                 for i, span in enumerate(spans)
+            ] + [
+                pool.submit(_route, other, (0, _size(other)), folder, f"b{i}", parts)
+                for i, other in enumerate(extra)
             ]
             lines = _gathered(routed, "reading the history by key", progress)
-            offsets = [0, *np.cumsum(lines)[:-1].tolist()]
+            offsets = [0, *np.cumsum(lines[: len(spans)])[:-1].tolist()]
+            beside_offsets = [0, *np.cumsum(lines[len(spans) :])[:-1].tolist()]
             kept = {**(unjudged or {}), COLLISION: "judged across parts"}
-            job = _Job(os.fspath(path), folder, offsets, policy, kept)
+            job = _Job(os.fspath(path), folder, offsets, policy, kept, beside, beside_offsets)
             judged = [pool.submit(_judge_part, job, part) for part in range(parts)]
             found = _gathered(judged, f"judging {parts} parts", progress)
-        return _joined(found, policy, ttls, unjudged)
+        return _joined(found, policy, ttls, unjudged), [
+            part.beside for part in found
+        ] if beside else []
     except BrokenProcessPool as error:
         raise EnvironmentFailure(f"a worker judging {path} died: {error}") from None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def _numbered(paths: Sequence[str]) -> list[tuple[int, bytes]]:
+    """The non-blank lines of ``paths``, each with its number across them (from 1)."""
+    numbered: list[tuple[int, bytes]] = []
+    before = 0
+    for path in paths:
+        lines = _lines_of(Path(path).read_bytes())
+        numbered += [(before + n, line) for n, line in enumerate(lines, 1) if line.strip()]
+        before += len(lines)
+    return numbered
 
 
 def _pool(workers: int) -> Executor:
@@ -193,7 +257,7 @@ class _Keyed(msgspec.Struct, gc=False):
 _decode_key = msgspec.json.Decoder(_Keyed).decode
 
 
-def _route(path: str, span: tuple[int, int], folder: str, index: int, parts: int) -> int:
+def _route(path: str, span: tuple[int, int], folder: str, index: str, parts: int) -> int:
     """Stage 1: append each non-blank line of ``span`` to its part's file (and its number,
     counted from the span's start, to the part's numbers); the lines in the span. A line
     whose key cannot be read goes to part 0, whose judge says what is wrong with it."""
@@ -274,7 +338,7 @@ def _lines_of(data: bytes) -> list[bytes]:
 class _PartFiles(contextlib.ExitStack):
     """The files one routing worker writes: for each part, its lines and their numbers."""
 
-    def __init__(self, folder: str, index: int) -> None:
+    def __init__(self, folder: str, index: str) -> None:
         super().__init__()
         self.base = Path(folder, str(index))  # each file: INDEX-PART.jsonl, INDEX-PART.lines
         self.files: dict[int, tuple[BinaryIO, BinaryIO]] = {}
@@ -319,6 +383,7 @@ class _Part:
     given_back: int = 0
     accuracy: dict[str, int] = field(default_factory=dict)
     owners: Owners = field(default_factory=dict)
+    beside: Any = None  # what the Beside found
 
 
 @dataclass(frozen=True)
@@ -331,27 +396,45 @@ class _Job:
     offsets: list[int]
     policy: Policy
     unjudged: dict[str, str]
+    beside: Beside | None = None
+    beside_offsets: list[int] = field(default_factory=list)
 
 
 def _judge_part(job: _Job, part: int) -> _Part:
     """Stage 2: read part ``part`` back (each range's line numbers made whole by its offset),
     judge it, and keep what the joined verdict needs."""
-    path, folder = job.path, job.folder
+    path = job.path
     operations: list[Operation] = []
     numbers: list[int] = []
-    for index, offset in enumerate(job.offsets):
-        base = Path(folder, f"{index}-{part}")
-        if not base.with_suffix(".jsonl").exists():
-            continue
-        lines = _lines_of(base.with_suffix(".jsonl").read_bytes())
-        numbered = (np.fromfile(base.with_suffix(".lines"), np.int64) + offset).tolist()
+    for numbered, lines in _part_lines(job.folder, "", job.offsets, part):
         for first in range(0, len(lines), CONVERT_LINES):
             batch = slice(first, first + CONVERT_LINES)
             operations += operations_of_lines(path, numbered[batch], lines[batch])
         numbers += numbered
         del lines
-    if not operations:
-        return _Part()
+    kept = _judged(job, operations, numbers, part) if operations else _Part()
+    if job.beside:
+        records = _part_lines(job.folder, "b", job.beside_offsets, part)
+        kept.beside = job.beside(
+            operations, [r for n, ls in records for r in zip(n, ls, strict=True)]
+        )
+    return kept
+
+
+def _part_lines(
+    folder: str, prefix: str, offsets: list[int], part: int
+) -> Iterator[tuple[list[int], list[bytes]]]:
+    """Part ``part``'s lines of each routed range (``prefix``: of the history, or beside it),
+    in file order, with their numbers."""
+    for index, offset in enumerate(offsets):
+        base = Path(folder, f"{prefix}{index}-{part}")
+        if base.with_suffix(".jsonl").exists():
+            numbered = (np.fromfile(base.with_suffix(".lines"), np.int64) + offset).tolist()
+            yield numbered, _lines_of(base.with_suffix(".jsonl").read_bytes())
+
+
+def _judged(job: _Job, operations: list[Operation], numbers: list[int], part: int) -> _Part:
+    """What the joined verdict needs of one part's operations, judged."""
     verdict, columns = judge(operations, job.policy, unjudged=job.unjudged)
     kept = _Part(operations=len(operations), inconclusive=verdict.inconclusive[:MAX_WITNESSES])
     for violation in verdict.violations:
@@ -365,7 +448,7 @@ def _judge_part(job: _Job, part: int) -> _Part:
     kept.given_back = metrics.get("given_back", 0)
     accuracy = metrics.get("sliding_accuracy", {})
     kept.accuracy = {k: v for k, v in accuracy.items() if k != "disagreement_rate"}
-    kept.latencies = os.path.join(folder, f"latencies-{part}.npy")
+    kept.latencies = os.path.join(job.folder, f"latencies-{part}.npy")
     ordered = latencies(columns)
     np.save(kept.latencies, ordered)
     kept.timed, kept.slowest = len(ordered), float(ordered[-1]) if len(ordered) else 0.0

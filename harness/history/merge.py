@@ -94,12 +94,13 @@ def merge_into_history(
     journal_paths: Iterable[str | os.PathLike[str]],
     history_path: str | os.PathLike[str],
     *,
-    run_ops: int = RUN_OPS,
+    run_ops: int | None = None,
 ) -> Merged:
     """``merge_journals`` written to ``history_path`` as a history file, in memory that does not
-    grow with the journals (beyond ``run_ops`` operations and those in flight); what it wrote.
+    grow with the journals (beyond ``run_ops``, ``RUN_OPS``, operations and those in flight);
+    what it wrote.
     The sorted runs go to a folder under ``TMPDIR``, removed after."""
-    merged = Merged()
+    merged, run_ops = Merged(), run_ops or RUN_OPS
     with collector_paused(), tempfile.TemporaryDirectory(prefix="ratelimit-harness-merge-") as tmp:
         runs: list[Path] = []
         batch: list[Placed] = []

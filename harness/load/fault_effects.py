@@ -19,16 +19,24 @@ For one fault and one rule:
   emptied by the fault forgot. One that overlaps no fault is the limiter's own;
 - ``promises_broken``: likewise the broken promises of ``X-RateLimit-Remaining`` whose window,
   up to the promise, the fault fell in.
+
+What the clients saw is read as columns (``Seen``), sorted by invoke, a block at a time: a run's
+history of any length is scanned in bounded memory (``Seen.of_file`` maps them from disk).
 """
 
 from __future__ import annotations
 
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, BinaryIO
 
-from ratelimit_harness.harness.history import Operation, Outcome
+import numpy as np
+import numpy.typing as npt
+
+from ratelimit_harness.harness.history import Operation, Outcome, iter_history
 from ratelimit_harness.harness.history.loads import FaultEffect, FaultRecord
 from ratelimit_harness.harness.history.verdict import Witness
 from ratelimit_harness.harness.load.nemesis import FAULTS_FILE
@@ -55,56 +63,153 @@ def read_faults(run_dir: Path) -> list[FaultRecord]:
     return sorted(faults.values(), key=lambda fault: fault.start)
 
 
-def _fell_in(witnesses: Sequence[Witness], start: float, end: float) -> int:
-    """The count of ``witnesses`` whose span overlaps [start, end]."""
-    return sum(w.excess for w in witnesses if w.span[0] <= end and start <= w.span[1])
+BLOCK = 1 << 20  # operations scanned at once
+
+_FAILED = (Outcome.UNKNOWN, Outcome.ERROR)  # completed so: undecided
+_DECIDED = (Outcome.ALLOWED, Outcome.REJECTED)
 
 
-def _failed(op: Operation) -> bool:
-    return op.complete is not None and op.outcome in (Outcome.UNKNOWN, Outcome.ERROR)
+@dataclass(frozen=True)
+class Seen:
+    """What the clients saw, as columns in order of invoke: each operation's invoke, its end
+    (completion, or invoke if it never completed), and whether it completed undecided (failed)
+    or decided."""
+
+    invoke: npt.NDArray[np.float64]
+    end: npt.NDArray[np.float64]
+    failed: npt.NDArray[np.bool_]
+    decided: npt.NDArray[np.bool_]
+
+    @classmethod
+    def of(cls, ops: Sequence[Operation]) -> Seen:
+        ordered = sorted(ops, key=lambda op: op.invoke)
+        return cls(*_columns(ordered))
+
+    @classmethod
+    def of_file(cls, path: Path, folder: Path) -> Seen:
+        """The history file ``path`` (sorted by invoke, as a merged one is), its columns written
+        to ``folder`` and mapped from there."""
+        names = ("invoke", "end", "failed", "decided")
+        files = [open(folder / f"{name}.bin", "wb") for name in names]  # noqa: SIM115
+        count = 0
+        try:
+            batch: list[Operation] = []
+            for op in iter_history(path):
+                batch.append(op)
+                if len(batch) == BLOCK:
+                    count += _write_columns(batch, files)
+                    batch = []
+            count += _write_columns(batch, files)
+        finally:
+            for file in files:
+                file.close()
+        columns: list[Any] = [
+            np.memmap(folder / f"{name}.bin", dtype, "r", shape=(count,))
+            if count
+            else np.zeros(0, dtype)
+            for name, dtype in zip(names, (float, float, bool, bool), strict=True)
+        ]
+        return cls(*columns)
+
+    def between(self, low: float, high: float) -> tuple[int, int]:
+        """The index range of the operations invoked in [low, high)."""
+        first, last = np.searchsorted(self.invoke, (low, high))
+        return int(first), int(last)
+
+    def blocks(self, first: int, last: int) -> Iterator[slice]:
+        for start in range(first, last, BLOCK):
+            yield slice(start, min(start + BLOCK, last))
 
 
-def _decided(op: Operation) -> bool:
-    return op.complete is not None and op.outcome in (Outcome.ALLOWED, Outcome.REJECTED)
+_Columns = tuple[
+    npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]
+]
+
+
+def _columns(ops: Sequence[Operation]) -> _Columns:
+    invoke = np.array([op.invoke for op in ops], dtype=float)
+    end = np.array([op.invoke if op.complete is None else op.complete for op in ops], dtype=float)
+    failed = np.array([op.complete is not None and op.outcome in _FAILED for op in ops], bool)
+    decided = np.array([op.complete is not None and op.outcome in _DECIDED for op in ops], bool)
+    return invoke, end, failed, decided
+
+
+def _write_columns(ops: Sequence[Operation], files: Sequence[BinaryIO]) -> int:
+    for column, file in zip(_columns(ops), files, strict=True):
+        column.tofile(file)
+    return len(ops)
+
+
+def fault_spans(seen: Seen, faults: Sequence[FaultRecord]) -> list[tuple[float, float]]:
+    """Each fault's span; one never ended lasts until the run's end (its last answer seen, or
+    the last fault's mark)."""
+    blocks = seen.blocks(0, len(seen.end))
+    last = max((float(seen.end[block].max()) for block in blocks), default=0.0)
+    run_end = max([last, *(fault.end or fault.start for fault in faults)])
+    return [(fault.start, run_end if fault.end is None else fault.end) for fault in faults]
+
+
+def fell_in(witnesses: Sequence[Witness], spans: Sequence[tuple[float, float]]) -> list[int]:
+    """For each span, the count of ``witnesses`` whose span overlaps it."""
+    return [
+        sum(w.excess for w in witnesses if w.span[0] <= end and start <= w.span[1])
+        for start, end in spans
+    ]
 
 
 def effects(
-    seen: Sequence[Operation],
-    taken: Sequence[Operation],
+    seen: Seen,
+    unfinished: Sequence[float],
     faults: Sequence[FaultRecord],
     on_error: str,
     *,
     over: Sequence[Witness] = (),
-    broken: Sequence[Witness] = (),
+    broken: Sequence[int] = (),
 ) -> list[FaultEffect]:
-    """Each fault's effect on one rule, from what its clients ``seen``, its instances ``taken``,
-    the ``over``-admissions its verdict found and the promises ``broken`` (see the module's
-    text), in order."""
-    ops = sorted(seen, key=lambda op: op.invoke)
-    ends = [op.complete or op.invoke for op in ops]
-    run_end = max([*ends, *(fault.end or fault.start for fault in faults)], default=0.0)
+    """Each fault's effect on one rule, from what its clients ``seen``, the invokes of the
+    requests its instances took and never answered (``unfinished``), the ``over``-admissions
+    its verdict found and how many promises each fault ``broken`` (see the module's text), in
+    order."""
+    spanned = fault_spans(seen, faults)
+    over_admitted = fell_in(over, spanned)
+    lost_at = np.sort(np.asarray(unfinished, dtype=float))
     found = []
-    for index, fault in enumerate(faults):
-        end = fault.end if fault.end is not None else run_end
+    for index, (start, end) in enumerate(spanned):
         since = faults[index - 1].end or faults[index - 1].start if index else -math.inf
         until = faults[index + 1].start if index + 1 < len(faults) else math.inf
-        after = [op for op in ops if end <= op.invoke < until]
-        # a failure answered once the next fault began is that fault's
-        failures = [op.invoke for op in after if _failed(op) and (op.complete or 0) < until]
-        settled = max(failures, default=end)
-        recovered = next(
-            (op.complete for op in after if op.invoke >= settled and _decided(op)), None
-        )
+        recovered = _recovered(seen, end, until)
         stop = until if recovered is None else min(recovered, until)
+        lost = np.searchsorted(lost_at, (since, end))
         found.append(
             FaultEffect(
-                requests=sum(1 for op in ops if fault.start <= op.invoke < end),
-                undecided=sum(1 for op in ops if fault.start <= op.invoke < stop and _failed(op)),
-                lost=sum(1 for op in taken if op.complete is None and since <= op.invoke < end),
+                requests=int(np.subtract(*seen.between(start, end)[::-1])),
+                undecided=_count(seen, seen.failed, *seen.between(start, stop)),
+                lost=int(lost[1] - lost[0]),
                 on_error=on_error,
                 recovery=None if recovered is None else round(max(0.0, recovered - end), 3),
-                over_admitted=_fell_in(over, fault.start, end),
-                promises_broken=_fell_in(broken, fault.start, end),
+                over_admitted=over_admitted[index],
+                promises_broken=broken[index] if broken else 0,
             )
         )
     return found
+
+
+def _recovered(seen: Seen, end: float, until: float) -> float | None:
+    """When the rule decided normally again after a fault that ended at ``end`` (the next one
+    beginning at ``until``): the answer of the first decided request invoked after the last
+    failure before ``until`` (a failure answered once the next fault began is that fault's)."""
+    first, last = seen.between(end, until)
+    settled = end
+    for block in seen.blocks(first, last):
+        failures = seen.failed[block] & (seen.end[block] < until)
+        if failures.any():
+            settled = max(settled, float(seen.invoke[block][failures].max()))
+    for block in seen.blocks(seen.between(settled, until)[0], last):
+        decided = np.flatnonzero(seen.decided[block])
+        if decided.size:
+            return float(seen.end[block][decided[0]])
+    return None
+
+
+def _count(seen: Seen, column: npt.NDArray[np.bool_], first: int, last: int) -> int:
+    return sum(int(np.count_nonzero(column[block])) for block in seen.blocks(first, last))

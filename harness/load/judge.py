@@ -22,19 +22,22 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
+import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.harness.checkers.partitions import check_file, judge_file
 from ratelimit_harness.harness.errors import HarnessError
-from ratelimit_harness.harness.history import Operation, Outcome, read_history, write_history
-from ratelimit_harness.harness.history.loads import OUTBOUND, LoadRecord, RuleRecord
-from ratelimit_harness.harness.history.merge import merge_journals
-from ratelimit_harness.harness.load.fault_effects import effects, read_faults
+from ratelimit_harness.harness.history import Outcome, read_history, write_history
+from ratelimit_harness.harness.history.loads import OUTBOUND, FaultRecord, LoadRecord, RuleRecord
+from ratelimit_harness.harness.history.merge import Merged, merge_into_history, merge_journals
+from ratelimit_harness.harness.load.fault_effects import Seen, effects, fault_spans, read_faults
 from ratelimit_harness.harness.load.journals import first_error, invokes, journal_paths
-from ratelimit_harness.harness.load.promises import broken_promises, read_promises
+from ratelimit_harness.harness.load.promises import BrokenPromises, PromiseCheck, promise_paths
 from ratelimit_harness.harness.load.rules import Rule, Rules, rules_from_json
-from ratelimit_harness.harness.rundir import keep_judged
+from ratelimit_harness.harness.rundir import HISTORY, keep_judged
 
 KEYS_BEFORE = "keys-before.json"  # {rule: {key: TTL in s, -1 none}}, as the run started
 
@@ -53,73 +56,126 @@ def judge(
     """Judge every rule that saw traffic; ``ttls`` holds each rule's keys left in Redis;
     ``seconds``: how long the run lasted (None: from its first request to its last answer,
     the first kept as ``setup["started"]``); ``served_by`` names the service of the user's own
-    that enforced ``rules``, if one did."""
-    seen = _client_view(run_dir)
-    history_dir = run_dir / "history"
-    history_dir.mkdir(exist_ok=True)
+    that enforced ``rules``, if one did. Each history is merged to its file and judged from
+    there, in parts when it is large: memory does not grow with the run."""
+    (run_dir / "history").mkdir(exist_ok=True)
     faults = read_faults(run_dir)
-    before = _keys_before(run_dir)
-    cannot = _unjudged(before)
+    seen = _client_view(run_dir)
     verdicts = []
     first, last = math.inf, -math.inf
     for rule in rules.all:
-        client = merge_journals(journal_paths(run_dir, "client", rule.name))
-        server = client if rules.served else _server_history(run_dir, rule)
-        if not server and not client:
+        with tempfile.TemporaryDirectory(prefix="ratelimit-harness-judge-") as scratch:
+            judged = _Rule(run_dir, rules, rule, Path(scratch), faults).judged(ttls)
+        if judged is None:
             continue
-        for op in client if rules.served else (*client, *server):  # served: one history
-            first, last = min(first, op.invoke), max(last, op.complete or op.invoke)
-        write_history(history_dir / f"{rule.name}.client.jsonl", client)
-        policy = rule.judge_policy
-        there, unjudged = before.get(rule.name, {}), cannot.get(rule.name)
-        left = ttls.get(rule.name)
-        if left is not None:  # a key immortal before the run is not the run's immortal key
-            left = {key: ttl for key, ttl in left.items() if there.get(key) != -1}
-        server_verdict = check(server, policy, left, unjudged=unjudged)
-        client_verdict = (
-            server_verdict if rules.served else check(client, policy, unjudged=unjudged)
-        )
-        keep_judged(
-            run_dir,
-            f"history/{rule.name}",
-            policy=policy,
-            history=server,
-            ttls=left,
-            verdict=server_verdict,
-        )
-        lies = dict(seen["lies"].get(rule.name, {}))
-        examples = dict(seen["examples"].get(rule.name, {}))
-        broken = broken_promises(read_promises(run_dir, rule.name), server, rule.parsed_policy)
-        if broken:
-            lies["remaining-broken-promise"] = len(broken)
-            examples["remaining-broken-promise"] = f"{broken[0].key}: {broken[0].detail}"
-        over = [w for v in server_verdict.of_kind("over-admission") for w in v.witnesses]
-        found = effects(client or server, server, faults, rule.on_error, over=over, broken=broken)
-        for fault, effect in zip(faults, found, strict=True):
-            fault.effects[rule.name] = effect
-        verdicts.append(
-            RuleRecord(
-                rule.name,
-                rule.path,
-                served_by if rules.served and served_by else rule.limiter,
-                rule.policy,
-                str(policy),
-                server_verdict,
-                client_verdict,
-                lies,
-                examples,
-                seen["latency_ms"].get(rule.name, {}),
-                seen["outcomes"].get(rule.name, {}),
-                first_error(run_dir, rule.name),
-                served=rules.served,
-                sent=sum(invokes(path) for path in journal_paths(run_dir, "client", rule.name)),
-            )
-        )
+        record, spans = judged
+        for merged in spans:
+            first, last = min(first, merged.first), max(last, merged.last)
+        record.header_lies = seen["lies"].get(rule.name, {}) | record.header_lies
+        examples = seen["examples"].get(rule.name, {})
+        record.header_lie_examples = examples | record.header_lie_examples
+        record.latency_ms = seen["latency_ms"].get(rule.name, {})
+        record.client_outcomes = seen["outcomes"].get(rule.name, {})
+        if rules.served and served_by:
+            record.limiter = served_by
+        verdicts.append(record)
     if seconds is not None:
         return LoadRecord(verdicts, seconds, faults=faults)
     spanned = last > first
     started = {"started": first} if spanned else {}
     return LoadRecord(verdicts, last - first if spanned else 0.0, started, faults)
+
+
+@dataclass
+class _Rule:
+    """One rule of a run, judged: its histories merged to ``RUN_DIR/history``, judged from
+    there, its promises beside the instances' history, its faults' effects filled in."""
+
+    run_dir: Path
+    rules: Rules
+    rule: Rule
+    scratch: Path  # removed once the rule is judged
+    faults: list[FaultRecord]
+
+    def judged(self, ttls: dict[str, dict[str, float]]) -> tuple[RuleRecord, list[Merged]] | None:
+        """The rule's record and its histories' spans; None if it saw no traffic."""
+        run_dir, rule, served = self.run_dir, self.rule, self.rules.served
+        stem = f"history/{rule.name}"
+        client_file = run_dir / f"{stem}.client.jsonl"
+        server_file = run_dir / f"{stem}{HISTORY}"
+        client = merge_into_history(journal_paths(run_dir, "client", rule.name), client_file)
+        if served:
+            shutil.copyfile(client_file, server_file)
+            server = client
+        else:
+            server = self._merge_server(server_file)
+        if not server.count and not client.count:
+            for path in (client_file, server_file):
+                path.unlink(missing_ok=True)
+            return None
+        before = _keys_before(run_dir)
+        there, unjudged = before.get(rule.name, {}), _unjudged(before).get(rule.name)
+        left = ttls.get(rule.name)
+        if left is not None:  # a key immortal before the run is not the run's immortal key
+            left = {key: ttl for key, ttl in left.items() if there.get(key) != -1}
+        seen = Seen.of_file(client_file if client.count else server_file, self.scratch)
+        spans = fault_spans(seen, self.faults)
+        policy = rule.judge_policy
+        promises = PromiseCheck(promise_paths(run_dir, rule.name), rule.parsed_policy, spans)
+        server_verdict, found = judge_file(
+            server_file, policy, left, unjudged=unjudged, beside=promises
+        )
+        client_verdict = (
+            server_verdict if served else check_file(client_file, policy, unjudged=unjudged)
+        )
+        keep_judged(run_dir, stem, policy=policy, ttls=left, verdict=server_verdict)
+        broken = BrokenPromises.joined(found, len(spans))
+        lies, examples = {}, {}
+        if broken.first:
+            lies["remaining-broken-promise"] = broken.count
+            examples["remaining-broken-promise"] = (
+                f"{broken.first[1].key}: {broken.first[1].detail}"
+            )
+        over = [w for v in server_verdict.of_kind("over-admission") for w in v.witnesses]
+        found_effects = effects(
+            seen, server.unfinished, self.faults, rule.on_error, over=over, broken=broken.per_span
+        )
+        for fault, effect in zip(self.faults, found_effects, strict=True):
+            fault.effects[rule.name] = effect
+        record = RuleRecord(
+            rule.name,
+            rule.path,
+            rule.limiter,
+            rule.policy,
+            str(policy),
+            server_verdict,
+            client_verdict,
+            lies,
+            examples,
+            first_error=first_error(run_dir, rule.name),
+            served=served,
+            sent=sum(invokes(path) for path in journal_paths(run_dir, "client", rule.name)),
+        )
+        return record, [client] if served else [client, server]
+
+    def _merge_server(self, path: Path) -> Merged:
+        """The instances' journals merged to ``path``. The outbound rule's accepted calls count
+        by their arrival at the provider (their departure), not their acceptance: its history
+        is the provider's arrivals and the instances' refusals (held in memory: the provider's
+        rate bounds it)."""
+        run_dir, rule = self.run_dir, self.rule
+        decided = journal_paths(run_dir, "server", rule.name)
+        if rule.name != OUTBOUND:
+            return merge_into_history(decided, path)
+        arrivals = run_dir / "provider.jsonl"
+        departed = read_history(arrivals) if arrivals.exists() else []
+        refused = [op for op in merge_journals(decided) if op.outcome is not Outcome.ALLOWED]
+        history = sorted(departed + refused, key=lambda op: op.invoke)
+        write_history(path, history)
+        merged = Merged()
+        for op in history:
+            merged.add(op)
+        return merged
 
 
 def judge_afterwards(run_dir: Path) -> LoadRecord:
@@ -164,17 +220,6 @@ def _unjudged(before: dict[str, dict[str, float]]) -> dict[str, dict[str, str]]:
 def _keys_before(run_dir: Path) -> dict[str, dict[str, float]]:
     path = run_dir / KEYS_BEFORE
     return dict(json.loads(path.read_text())) if path.exists() else {}
-
-
-def _server_history(run_dir: Path, rule: Rule) -> list[Operation]:
-    decided = merge_journals(journal_paths(run_dir, "server", rule.name))
-    if rule.name != OUTBOUND:
-        return decided
-    # an accepted call counts by its arrival at the provider (its departure), not its acceptance
-    arrivals = run_dir / "provider.jsonl"
-    departed = read_history(arrivals) if arrivals.exists() else []
-    refused = [op for op in decided if op.outcome is not Outcome.ALLOWED]
-    return sorted(departed + refused, key=lambda op: op.invoke)
 
 
 def _client_view(run_dir: Path) -> dict[str, Any]:

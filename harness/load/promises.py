@@ -28,8 +28,8 @@ import math
 import os
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
-from dataclasses import replace
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import NamedTuple
 
@@ -37,6 +37,7 @@ import numpy as np
 
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.verdict import Witness
+from ratelimit_harness.harness.load.fault_effects import fell_in
 from ratelimit_harness.limiters.policy import Policy
 
 JUDGED_KINDS = ("fixed-window", "sliding-window")
@@ -78,8 +79,8 @@ class PromiseLog:
 def read_promises(run_dir: Path, rule: str) -> list[Promise]:
     """Every promise recorded for ``rule``; a torn last line (a killed process) is skipped."""
     found = []
-    for path in sorted((run_dir / "promises" / rule).glob("*.jsonl")):
-        for line in path.read_text().splitlines():
+    for path in promise_paths(run_dir, rule):
+        for line in Path(path).read_text().splitlines():
             try:
                 found.append(Promise(**json.loads(line)))
             except (ValueError, TypeError):
@@ -94,25 +95,84 @@ def broken_promises(
     witness spans the promise's window up to it, with the last admissions it forgot. Under a
     composite policy a request passes only if every limit has room, so "r remain" is broken
     when any one limit has fewer than r left."""
+    return [witness for _, witness in _broken_each(promises, history, policy)]
+
+
+def _broken_each(
+    promises: Iterable[Promise], history: Sequence[Operation], policy: Policy
+) -> Iterator[tuple[int, Witness]]:
+    """``broken_promises``, each with its promise's place in ``promises``."""
     limits = [p for p in policy.limits or (policy,) if p.promise in JUDGED_KINDS]
     if not limits:
-        return []
+        return
     admitted: dict[str, list[Operation]] = defaultdict(list)
     for op in history:
         if op.outcome is Outcome.ALLOWED and op.complete is not None:
             admitted[op.key].append(op)
     counted = {key: Admissions(ops) for key, ops in admitted.items()}
     nothing = Admissions([])
-    found = []
-    for promise in promises:
+    for index, promise in enumerate(promises):
         for limit in limits:
             broken = _broken(promise, counted.get(promise.key, nothing), limit)
             if broken is not None:
                 if policy.limits:
                     broken = replace(broken, detail=f"under {limit}: {broken.detail}")
-                found.append(broken)
+                yield index, broken
                 break
-    return found
+
+
+@dataclass
+class BrokenPromises:
+    """The broken promises of a rule: how many, the first (by its line across the promise
+    files, with that line's number), and how many fell in each fault's span."""
+
+    count: int = 0
+    first: tuple[int, Witness] | None = None
+    per_span: list[int] = field(default_factory=list)
+
+    @classmethod
+    def joined(cls, found: Iterable[BrokenPromises], spans: int) -> BrokenPromises:
+        """What parts of a history found, as one."""
+        whole = cls(per_span=[0] * spans)
+        for part in found:
+            whole.count += part.count
+            whole.per_span = [a + b for a, b in zip(whole.per_span, part.per_span, strict=True)]
+            if part.first and (whole.first is None or part.first[0] < whole.first[0]):
+                whole.first = part.first
+        return whole
+
+
+@dataclass(frozen=True)
+class PromiseCheck:
+    """A rule's promise files, held against its history part by part (a ``Beside`` of
+    ``harness.checkers.partitions``): each part's ``BrokenPromises``, with the broken ones that
+    fell in each of ``spans`` (the faults') counted."""
+
+    paths: Sequence[str]
+    policy: Policy
+    spans: Sequence[tuple[float, float]] = ()
+
+    def __call__(
+        self, operations: Sequence[Operation], records: list[tuple[int, bytes]]
+    ) -> BrokenPromises:
+        numbers, promises = [], []
+        for number, line in records:
+            try:
+                promises.append(Promise(**json.loads(line)))
+            except (ValueError, TypeError):  # a torn last line: a killed process's
+                continue
+            numbers.append(number)
+        broken = list(_broken_each(promises, operations, self.policy))
+        return BrokenPromises(
+            len(broken),
+            (numbers[broken[0][0]], broken[0][1]) if broken else None,
+            fell_in([witness for _, witness in broken], self.spans),
+        )
+
+
+def promise_paths(run_dir: Path, rule: str) -> list[str]:
+    """The files of the promises recorded for ``rule``, in the order they are read."""
+    return sorted(map(str, (run_dir / "promises" / rule).glob("*.jsonl")))
 
 
 def _broken(promise: Promise, admitted: Admissions, policy: Policy) -> Witness | None:

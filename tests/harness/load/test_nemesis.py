@@ -17,7 +17,13 @@ from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.loads import FaultRecord
 from ratelimit_harness.harness.history.verdict import Witness
 from ratelimit_harness.harness.load import run
-from ratelimit_harness.harness.load.fault_effects import effects, read_faults
+from ratelimit_harness.harness.load.fault_effects import (
+    Seen,
+    effects,
+    fault_spans,
+    fell_in,
+    read_faults,
+)
 from ratelimit_harness.harness.load.nemesis import (
     LoadFault,
     Nemesis,
@@ -175,7 +181,8 @@ def test_a_faults_effect_counts_undecided_lost_and_the_time_to_recover() -> None
     ]
     taken = [op(9.5, allowed, latency=None), op(3.0, allowed, latency=None)]
     faults = [FaultRecord("kill-redis", 0, 10.0, 12.0), FaultRecord("kill-redis", 1, 20.0, 21.0)]
-    first, second = effects(seen, taken, faults, "closed")
+    unfinished = [o.invoke for o in taken if o.complete is None]
+    first, second = effects(Seen.of(seen), unfinished, faults, "closed")
     assert (first.requests, first.undecided, first.on_error) == (5, 6, "closed")
     assert first.lost == 2  # never answered, taken before it ended
     assert first.recovery == pytest.approx(0.51)
@@ -193,10 +200,13 @@ def test_over_admissions_and_broken_promises_in_a_span_a_fault_fell_in_are_that_
     ]
     broken = [Witness("e", (10.0, 13.5), [], "a promise after Redis came back empty")]
     seen = [op(1.0, Outcome.ALLOWED)]
-    first, second = effects(seen, [], faults, "closed", over=over, broken=broken)
+    spans = fault_spans(Seen.of(seen), faults)
+    first, second = effects(
+        Seen.of(seen), [], faults, "closed", over=over, broken=fell_in(broken, spans)
+    )
     assert (first.over_admitted, second.over_admitted) == (3, 1)
     assert (first.promises_broken, second.promises_broken) == (1, 0)
-    assert effects(seen, [], faults, "closed")[0].over_admitted == 0
+    assert effects(Seen.of(seen), [], faults, "closed")[0].over_admitted == 0
 
 
 def test_marked_faults_read_back_and_a_fault_never_ended_has_no_end(tmp_path: Path) -> None:

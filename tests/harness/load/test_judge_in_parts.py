@@ -1,0 +1,74 @@
+"""A load run's verdict is the same whether its histories are merged and judged in memory or in
+runs on disk and parts: over-admissions, wrongful rejections, promises of ``X-RateLimit-Remaining``
+broken, requests lost in flight, and what each fault did."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from ratelimit_harness.harness.checkers import partitions
+from ratelimit_harness.harness.history import Outcome, merge
+from ratelimit_harness.harness.load.judge import judge
+from ratelimit_harness.harness.load.promises import Promise, PromiseLog
+from ratelimit_harness.harness.load.rules import DEFAULT_OUTBOUND, DEFAULT_RULES, validated
+from tests.clocks import START
+from tests.harness.load.journal import Journal
+
+RULES = validated(DEFAULT_RULES, DEFAULT_OUTBOUND)
+ALLOWED, REJECTED, UNKNOWN = Outcome.ALLOWED, Outcome.REJECTED, Outcome.UNKNOWN
+
+
+def a_run(run_dir: Path) -> None:
+    """Two instances and two Locust processes on ``api`` (10 a second) and ``login``, over
+    twelve identities; an instance admits too much now and then, and tells some clients more
+    remain than do; Redis is killed once (ended) and again (never ended)."""
+    draw = random.Random(7)
+    promises = PromiseLog(run_dir)
+    for rule in ("api", "login"):
+        for n in range(2):
+            server = Journal(run_dir, rule, process=f"app-{n}")
+            client = Journal(run_dir, rule, side="client", process=f"locust-{n}")
+            counts: dict[tuple[str, int], int] = {}
+            for step in range(300):
+                at = step * 0.05 + n * 0.01
+                key = f"user-{draw.randrange(12)}"
+                window = (key, int(at))
+                counts[window] = counts.get(window, 0) + 1
+                outcome = ALLOWED if counts[window] <= 10 or draw.random() < 0.1 else REJECTED
+                if draw.random() < 0.02:  # in flight when the instance died
+                    server.invoke(key, at)
+                    client.decide(key, UNKNOWN, at - 0.001, 0.01)
+                    continue
+                server.decide(key, outcome, at, 0.002)
+                client.decide(key, outcome, at - 0.001, 0.004)
+                if outcome is ALLOWED:
+                    remaining = max(0, 10 - counts[window]) + (draw.random() < 0.05)
+                    sent, received = START + at - 0.001, START + at + 0.003
+                    promises.add(rule, Promise(key, sent, received, remaining))
+    faults = [
+        {"fault": "kill-redis", "turn": 0, "phase": "start", "time": START + 3.0},
+        {"fault": "kill-redis", "turn": 0, "phase": "end", "time": START + 4.5},
+        {"fault": "kill-redis", "turn": 1, "phase": "start", "time": START + 12.0},
+    ]
+    (run_dir / "faults.jsonl").write_text("".join(json.dumps(f) + "\n" for f in faults))
+
+
+def test_a_run_judged_in_parts_gets_the_verdict_of_one_judged_in_memory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a_run(tmp_path)
+    ttls = {"api": {"rl:api:user-1": -1.0}}
+    whole = judge(tmp_path, RULES, ttls, None).to_json()
+    assert whole["rules"][0]["server"]["violations"]  # something to find, in parts too
+    assert any(rule["header_lies"] for rule in whole["rules"])
+    assert any(f["effects"]["api"]["lost"] for f in whole["faults"])
+    kept = (tmp_path / "history" / "api.history.jsonl").read_bytes()
+    monkeypatch.setattr(partitions, "PART_BYTES", 2000)
+    monkeypatch.setattr(merge, "RUN_OPS", 50)
+    in_parts = judge(tmp_path, RULES, ttls, None).to_json()
+    assert json.dumps(in_parts, sort_keys=True) == json.dumps(whole, sort_keys=True)
+    assert (tmp_path / "history" / "api.history.jsonl").read_bytes() == kept
