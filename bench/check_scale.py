@@ -17,14 +17,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-from check_speed import build  # a sibling: its folder is first on the path
+from check_speed import build  # siblings: their folder is first on the path
+from own_process import header, measured, scale_row
 
 from ratelimit_harness.harness.history.jsonl import write_history
 from ratelimit_harness.limiters import Policy
@@ -32,9 +30,9 @@ from ratelimit_harness.limiters import Policy
 POLICY = "fixed-window:limit=5,window=1"
 MILLION = 1_000_000
 
-# run in a fresh process, so that one measure's memory is not the next one's
+# run in a fresh process (own_process), so that one measure's memory is not the next one's
 JUDGE = """
-import json, resource, sys, time
+import sys, time
 from ratelimit_harness.harness.checkers import check
 from ratelimit_harness.harness.checkers.partitions import check_file
 from ratelimit_harness.harness.history import read_history
@@ -42,14 +40,8 @@ from ratelimit_harness.limiters import Policy
 path, policy, how = sys.argv[1], Policy.parse(sys.argv[2]), sys.argv[3]
 started = time.perf_counter()
 verdict = check(read_history(path), policy) if how == "whole" else check_file(path, policy)
-seconds = time.perf_counter() - started
-# this process's own peak, since its exec (ru_maxrss would count the bench's, before it)
-status = open("/proc/self/status").read().split("VmHWM:")[1].split()
-peak = {"self": int(status[0]) * 1024,
-        "children": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss * 1024}
-print(json.dumps({"seconds": seconds, "self": peak["self"], "worker": peak["children"],
-                  "operations": verdict.operations,
-                  "verdict": {v.kind: v.count for v in verdict.violations}}))
+result = {"seconds": time.perf_counter() - started, "operations": verdict.operations,
+          "verdict": {v.kind: v.count for v in verdict.violations}}
 """
 
 
@@ -60,20 +52,6 @@ def write_scaled(base: bytes, copies: int, path: Path) -> None:
             out.write(base.replace(b'"key": "user:', b'"key": "user:%d-' % copy))
 
 
-def judged(path: Path, how: str) -> dict[str, object]:
-    done = subprocess.run(
-        [sys.executable, "-c", JUDGE, str(path), POLICY, how],
-        capture_output=True,
-        text=True,
-        check=False,
-        env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)},
-    )
-    if done.returncode:
-        raise SystemExit(f"judging {how} failed: {done.stderr.strip().splitlines()[-1:]}")
-    result: dict[str, object] = json.loads(done.stdout.splitlines()[-1])
-    return result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--operations", default="1000000,10000000,100000000")
@@ -82,10 +60,7 @@ def main() -> None:
     args = parser.parse_args()
     sizes = [int(n) for n in args.operations.split(",")]
     rows: list[dict[str, object]] = []
-    header = (
-        f"{'operations':>12} {'how':6} {'seconds':>8} {'ops/s':>10} {'self MB':>8} {'worker MB':>9}"
-    )
-    print(header)
+    print(header("operations", "ops/s"))
     with tempfile.TemporaryDirectory(prefix="check-scale-") as folder:
         base_path = Path(folder, "base.jsonl")
         unit = min(MILLION, *sizes)
@@ -97,29 +72,11 @@ def main() -> None:
             verdicts = []
             for how in ("whole", "parts") if size <= args.whole_up_to else ("parts",):
                 started = time.perf_counter()
-                found = judged(path, how)
+                found = measured(JUDGE, str(path), POLICY, how)
                 verdicts.append(found["verdict"])
-                seconds = float(found["seconds"])  # type: ignore[arg-type]
-                operations = int(found["operations"])  # type: ignore[call-overload]
-                self_mb = int(found["self"]) / 2**20  # type: ignore[call-overload]
-                worker_mb = int(found["worker"]) / 2**20  # type: ignore[call-overload]
-                print(
-                    f"{operations:>12,} {how:6} {seconds:>8.1f} {operations / seconds:>10,.0f} "
-                    f"{self_mb:>8,.0f} {worker_mb:>9,.0f}",
-                    flush=True,
-                )
-                rows.append(
-                    {
-                        "measure": f"check {how}: operations/s",
-                        "what": f"{operations:,} operations",
-                        "value": operations / seconds,
-                        "unit": "/s",
-                        "note": f"peak {self_mb:,.0f} MB judging, {worker_mb:,.0f} MB a worker; "
-                        f"{time.perf_counter() - started:.0f} s with its process",
-                        "operations": operations,
-                        "peak_mb": max(self_mb, worker_mb),
-                    }
-                )
+                row = scale_row(f"check {how}: operations/s", "operations", how, found)
+                row["note"] += f"; {time.perf_counter() - started:.0f} s with its process"
+                rows.append(row)
             if len(verdicts) == 2 and verdicts[0] != verdicts[1]:
                 raise SystemExit(f"judged whole and in parts differ: {verdicts}")
             path.unlink()

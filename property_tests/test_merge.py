@@ -5,7 +5,7 @@ begun or answered), its records written in any order that keeps each operation's
 turn: so invokes come out of time order, as when threads share a journal, and an operation can
 wait long for its completion or give-back. The merged history must be those operations sorted by
 invoke (ties in the order of the journals, then of the invoke records), whether it is sorted in
-memory (``merge_journals``) or in runs on disk (``merge_into_history``).
+memory (``merge_journals``) or in runs on disk (``merge_into_history``), however many runs.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 from ratelimit_harness.harness.history import (
     Operation,
     Outcome,
+    merge,
     merge_into_history,
     merge_journals,
     read_history,
@@ -87,9 +88,10 @@ def journal(drawn: list[Drawn]) -> tuple[bytes, list[Operation]]:
 @given(
     journals=st.lists(st.lists(operations("p"), max_size=12), min_size=1, max_size=3),
     run_ops=st.integers(1, 5),
+    fan_in=st.integers(2, 4),
 )
 def test_merged_journals_are_their_operations_sorted_by_invoke(
-    journals: list[list[Drawn]], run_ops: int
+    journals: list[list[Drawn]], run_ops: int, fan_in: int
 ) -> None:
     with tempfile.TemporaryDirectory() as folder:
         paths, expected = [], []
@@ -101,7 +103,11 @@ def test_merged_journals_are_their_operations_sorted_by_invoke(
             expected.extend(invoked)
         expected.sort(key=lambda op: op.invoke)  # stable: journal order, then invoke records'
         assert merge_journals(paths) == expected
-        merged = merge_into_history(paths, Path(folder, "history.jsonl"), run_ops=run_ops)
+        kept, merge.FAN_IN = merge.FAN_IN, fan_in  # runs merged into fewer first, as when many
+        try:
+            merged = merge_into_history(paths, Path(folder, "history.jsonl"), run_ops=run_ops)
+        finally:
+            merge.FAN_IN = kept
         assert read_history(Path(folder, "history.jsonl")) == expected
         assert merged.count == len(expected)
         assert sorted(merged.unfinished) == [op.invoke for op in expected if op.complete is None]

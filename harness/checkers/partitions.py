@@ -46,7 +46,7 @@ from dataclasses import dataclass, field
 from multiprocessing import get_context
 from operator import itemgetter
 from pathlib import Path
-from typing import Any, BinaryIO, Protocol, TypeVar
+from typing import Any, BinaryIO, Protocol, TypedDict, TypeVar, Unpack
 
 import msgspec
 import numpy as np
@@ -87,30 +87,24 @@ class Beside(Protocol):
     ) -> Any: ...
 
 
+class Options(TypedDict, total=False):
+    """How a file is judged (``judge_file``'s keywords but ``beside``)."""
+
+    unjudged: Mapping[str, str] | None
+    workers: int | None
+    part_bytes: int | None
+    progress: Progress | None
+
+
 def check_file(
     path: str | os.PathLike[str],
     policy: Policy,
     ttls: Mapping[str, float] | None = None,
-    *,
-    unjudged: Mapping[str, str] | None = None,
-    workers: int | None = None,
-    part_bytes: int | None = None,
-    progress: Progress | None = None,
+    **options: Unpack[Options],
 ) -> Verdict:
-    """The verdict ``check`` gives the history file ``path`` (see ``check``), in bounded memory.
-    A file of at most ``part_bytes`` (default ``PART_BYTES``) is read and judged at once; a
-    larger one in parts, by ``workers`` processes (default: one per core). ``progress``, when
-    given, hears each stage's advance. Raises HistoryError for a bad line or an unreadable file,
-    EnvironmentFailure when the parts cannot be written or a worker dies."""
-    return judge_file(
-        path,
-        policy,
-        ttls,
-        unjudged=unjudged,
-        workers=workers,
-        part_bytes=part_bytes,
-        progress=progress,
-    )[0]
+    """The verdict ``check`` gives the history file ``path`` (see ``check``), in bounded memory:
+    ``judge_file``'s."""
+    return judge_file(path, policy, ttls, **options)[0]
 
 
 def judge_file(
@@ -124,9 +118,13 @@ def judge_file(
     progress: Progress | None = None,
     beside: Beside | None = None,
 ) -> tuple[Verdict, list[Any]]:
-    """``check_file``, and what ``beside`` found in each part (one result for a history judged
-    at once; none without ``beside``). The beside files count in the size that decides how many
-    parts there are. Raises HistoryError for a bad history line."""
+    """The verdict ``check`` gives the history file ``path`` (see ``check``), in bounded memory,
+    and what ``beside`` found in each part (one result for a history judged at once; none
+    without ``beside``). A file of at most ``part_bytes`` (default ``PART_BYTES``, the beside
+    files' size counted in) is read and judged at once; a larger one in parts, by ``workers``
+    processes (default: one per core). ``progress``, when given, hears each stage's advance.
+    Raises HistoryError for a bad line or an unreadable file, EnvironmentFailure when the parts
+    cannot be written or a worker dies."""
     extra = list(beside.paths) if beside else []
     size = _size(path) + sum(map(_size, extra))
     part_bytes = part_bytes or PART_BYTES

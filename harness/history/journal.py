@@ -14,8 +14,12 @@ back (``Operation.refund``) gets two more, written the same way around the give-
 
 from __future__ import annotations
 
+import functools
 import math
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import Annotated, Any, NamedTuple
+
+import msgspec
 
 from ratelimit_harness.harness.history import fields
 from ratelimit_harness.harness.history.errors import InvalidRecord
@@ -134,3 +138,53 @@ def _checked(record: object) -> Invoked | Completed | GivenBack:
     checked = fields.fields_of(record, ("event",), optional)
     expected = "invoke, complete, refund or refunded"
     raise InvalidRecord(f"unknown event {checked['event']!r} (expected {expected})")
+
+
+# the records as nearly every line is, for msgspec to decode straight from the bytes (a number
+# out of range is an error, so every float is finite; a cost below 1 is an error)
+class _InvokeLine(msgspec.Struct, tag_field="event", tag="invoke", forbid_unknown_fields=True):
+    op: int
+    process: str
+    key: str
+    time: float
+    cost: Annotated[int, msgspec.Meta(ge=1)] = 1
+
+
+class _CompleteLine(msgspec.Struct, tag_field="event", tag="complete", forbid_unknown_fields=True):
+    op: int
+    time: float
+    outcome: Outcome
+    now: float | None = None
+
+
+class _RefundLine(msgspec.Struct, tag_field="event", tag="refund", forbid_unknown_fields=True):
+    op: int
+    time: float
+
+
+class _RefundedLine(msgspec.Struct, tag_field="event", tag="refunded", forbid_unknown_fields=True):
+    op: int
+    time: float
+
+
+_decode_event = msgspec.json.Decoder(
+    _InvokeLine | _CompleteLine | _RefundLine | _RefundedLine
+).decode
+_AS_EVENT: dict[type, Callable[[tuple[Any, ...]], Invoked | Completed | GivenBack]] = {
+    _InvokeLine: functools.partial(tuple.__new__, Invoked),
+    _CompleteLine: functools.partial(tuple.__new__, Completed),
+    _RefundLine: lambda fields: GivenBack(fields[0], fields[1], "refund"),
+    _RefundedLine: lambda fields: GivenBack(fields[0], fields[1], "refunded"),
+}
+
+
+def usual_events(lines: list[bytes]) -> list[Invoked | Completed | GivenBack] | None:
+    """The events of ``lines`` if every line is a usual record (several times faster than
+    ``event_from_record`` of each decoded line), else None: read them that way, which says what
+    is wrong."""
+    try:
+        records = list(map(_decode_event, lines))
+    except msgspec.MsgspecError:
+        return None
+    astuple = msgspec.structs.astuple
+    return [_AS_EVENT[type(record)](astuple(record)) for record in records]

@@ -36,6 +36,7 @@ from ratelimit_harness.harness.history.records import (
 
 _REQUIRED = ("process", "key", "invoke", "complete", "outcome")
 _QUOTED = {outcome: json.dumps(outcome.value) for outcome in Outcome}
+_quoted = functools.lru_cache(maxsize=1 << 16)(json.dumps)  # identities and processes recur
 _INF = math.inf
 _UNKNOWN = Outcome.UNKNOWN
 
@@ -129,7 +130,7 @@ def format_operation(operation: Operation) -> str:
     if operation.refund is not None:
         touched += f', "refund": {_refund(operation, operation.refund)}'
     return (
-        f'{{"process": {json.dumps(process)}, "key": {json.dumps(key)}, "invoke": {invoke!r}, '
+        f'{{"process": {_quoted(process)}, "key": {_quoted(key)}, "invoke": {invoke!r}, '
         f'"complete": {"null" if complete is None else repr(complete)}, '
         f'"outcome": {_QUOTED[outcome]}, "now": {"null" if now is None else repr(now)}'
         f"{touched}}}\n"

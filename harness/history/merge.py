@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import contextlib
 import heapq
+import itertools
 import json
 import math
 import os
 import tempfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
 from typing import NamedTuple
 
@@ -34,12 +34,16 @@ from ratelimit_harness.harness.history.journal import (
     GivenBack,
     Invoked,
     event_from_record,
+    usual_events,
 )
 from ratelimit_harness.harness.history.jsonl import format_operation
 from ratelimit_harness.harness.history.operation import Operation, Outcome
 from ratelimit_harness.harness.history.records import collector_paused, read_batches
 
-RUN_OPS = 500_000  # operations sorted in memory at once by merge_into_history
+SCAN_BYTES = 4 << 20  # of a journal, read at once looking for give-backs
+RUN_OPS = 100_000  # operations sorted in memory at once by merge_into_history: about 40 MB
+FAN_IN = 64  # runs merged at once
+READ_ENTRIES = 1 << 16  # lines read at once from the runs merged together
 # the completion of an operation whole once its give-back answered: allowed, as that required
 _ALLOWED = (0, Completed(-1, -math.inf, Outcome.ALLOWED, None))
 
@@ -95,25 +99,31 @@ def merge_into_history(
     history_path: str | os.PathLike[str],
     *,
     run_ops: int | None = None,
+    progress: Callable[[str, int, int], None] | None = None,
 ) -> Merged:
     """``merge_journals`` written to ``history_path`` as a history file, in memory that does not
-    grow with the journals (beyond ``run_ops``, ``RUN_OPS``, operations and those in flight);
-    what it wrote.
-    The sorted runs go to a folder under ``TMPDIR``, removed after."""
+    grow with the journals (beyond ``run_ops``, default ``RUN_OPS``, operations and those in
+    flight); what it wrote. The sorted runs go to a folder under ``TMPDIR``, removed after; at
+    most ``FAN_IN`` are merged at once (more are merged into fewer first).
+    ``progress``, when given, hears ``("merging journals", done, of)`` as each is read."""
+    paths = list(journal_paths)
     merged, run_ops = Merged(), run_ops or RUN_OPS
     with collector_paused(), tempfile.TemporaryDirectory(prefix="ratelimit-harness-merge-") as tmp:
-        runs: list[Path] = []
+        runs = _Runs(Path(tmp))
         batch: list[Placed] = []
-        for index, path in enumerate(journal_paths):
+        for index, path in enumerate(paths):
             for found in _paired(path, index):
                 merged.add(found.op)
                 batch.append(found)
                 if len(batch) >= run_ops:
-                    runs.append(_spill(batch, Path(tmp) / str(len(runs))))
+                    runs.spill(batch)
                     batch = []
+            if progress:
+                progress("merging journals", index + 1, len(paths))
         batch.sort(key=_place)
         last = ((found[:3], format_operation(found.op).encode()) for found in batch)
-        _write_lines(history_path, heapq.merge(*map(_run, runs), last, key=itemgetter(0)))
+        with replacing(history_path) as file:
+            file.writelines(line for _, line in runs.merged(last))
     return merged
 
 
@@ -121,57 +131,104 @@ def _place(found: Placed) -> tuple[float, int, int]:
     return found[:3]
 
 
-def _spill(batch: list[Placed], stem: Path) -> Path:
-    """``batch``, sorted, as a run on disk: its history lines, and its places (``.npy``)."""
-    batch.sort(key=_place)
-    with open(stem.with_suffix(".jsonl"), "wb") as file:
-        file.writelines(format_operation(found.op).encode() for found in batch)
-    places = np.array([found[:3] for found in batch], dtype=[("i", "f8"), ("j", "i8"), ("l", "i8")])
-    np.save(stem.with_suffix(".npy"), places)
-    return stem
+Entry = tuple[tuple[float, int, int], bytes]  # a history line, and its operation's place
+_PLACE = np.dtype([("invoke", "f8"), ("journal", "i8"), ("line", "i8")])
 
 
-def _run(stem: Path, block: int = 8192) -> Iterator[tuple[tuple[float, int, int], bytes]]:
-    """A run on disk, line by line, each with its place."""
-    places = np.load(stem.with_suffix(".npy"), mmap_mode="r")
-    with open(stem.with_suffix(".jsonl"), "rb") as file:
-        for start in range(0, len(places), block):
-            rows = places[start : start + block].tolist()
-            yield from zip(map(tuple, rows), (file.readline() for _ in rows), strict=False)
+class _Runs:
+    """Sorted runs of history lines on disk, in ``folder``: each a ``.jsonl`` of lines and a
+    ``.places`` of their places (``_PLACE``), in the same order."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder, self.stems, self.made = folder, list[Path](), 0
+
+    def spill(self, batch: list[Placed]) -> None:
+        """``batch``, sorted, as a run."""
+        batch.sort(key=_place)
+        self._write((found[:3], format_operation(found.op).encode()) for found in batch)
+
+    def merged(self, last: Iterator[Entry]) -> Iterator[Entry]:
+        """Every run's entries and ``last``'s (sorted), in order."""
+        while len(self.stems) >= FAN_IN:  # merge the oldest into one, to read few at once
+            group, self.stems = self.stems[:FAN_IN], self.stems[FAN_IN:]
+            self._write(heapq.merge(*(self._read(stem, FAN_IN) for stem in group), key=_first))
+            for stem in group:
+                stem.with_suffix(".jsonl").unlink()
+                stem.with_suffix(".places").unlink()
+        fan = len(self.stems) + 1
+        return heapq.merge(*(self._read(stem, fan) for stem in self.stems), last, key=_first)
+
+    def _write(self, entries: Iterable[Entry]) -> None:
+        stem = self.folder / str(self.made)
+        self.made += 1
+        with (
+            open(stem.with_suffix(".jsonl"), "wb") as lines,
+            open(stem.with_suffix(".places"), "wb") as places,
+        ):
+            entries = iter(entries)
+            while block := list(itertools.islice(entries, READ_ENTRIES)):
+                lines.writelines(line for _, line in block)
+                np.array([place for place, _ in block], dtype=_PLACE).tofile(places)
+        self.stems.append(stem)
+
+    def _read(self, stem: Path, fan: int) -> Iterator[Entry]:
+        """A run's entries, a block at a time (``READ_ENTRIES`` shared by the ``fan`` runs
+        read together)."""
+        block = max(64, READ_ENTRIES // fan)
+        size = stem.with_suffix(".places").stat().st_size // _PLACE.itemsize
+        if not size:
+            return
+        places = np.memmap(stem.with_suffix(".places"), _PLACE, "r", shape=(size,))
+        with open(stem.with_suffix(".jsonl"), "rb") as file:
+            for start in range(0, size, block):
+                rows = places[start : start + block].tolist()
+                yield from zip(rows, (file.readline() for _ in rows), strict=False)
 
 
-def _write_lines(path: str | os.PathLike[str], lines: Iterable[tuple[object, bytes]]) -> None:
-    """The lines to ``path``, written whole or not at all."""
-    with replacing(path) as file:
-        file.writelines(line for _, line in lines)
+def _first(entry: Entry) -> tuple[float, int, int]:
+    return entry[0]
 
 
 def _paired(path: str | os.PathLike[str], journal: int) -> Iterator[Placed]:
     """One journal's operations, each as soon as it is whole (see the module's text); those
     never whole at its end in the order they were invoked."""
     pairing = _Pairing(path, journal, _given_back(path))
-    for numbers, events in read_batches(path, event_from_record, drop_torn_tail=True):
+    batches = read_batches(path, event_from_record, fast=usual_events, drop_torn_tail=True)
+    invoke, complete, give_back = pairing.invoke, pairing.complete, pairing.give_back
+    for numbers, events in batches:
         for number, event in zip(numbers, events, strict=True):
-            if isinstance(event, GivenBack):
-                yield from pairing.give_back(number, event)
-            elif isinstance(event, Invoked):
-                pairing.invoke(number, event)
+            if type(event) is Invoked:
+                invoke(number, event)
+                continue
+            if type(event) is Completed:
+                whole = complete(number, event)
             else:
-                yield from pairing.complete(number, event)
+                whole = give_back(number, event)  # type: ignore[arg-type]  # the kind left
+            if whole is not None:
+                yield whole
     yield from pairing.rest()
 
 
 def _given_back(path: str | os.PathLike[str]) -> set[int]:
     """The operations of a journal that have a give-back record: a quick scan that decodes only
     the lines that mention one (read_batches, after, says what is wrong with a bad line)."""
-    ops = set()
+    ops, carry = set(), b""
     with contextlib.suppress(OSError), open(path, "rb") as file:
-        for line in file:
-            if b"refund" in line:
-                with contextlib.suppress(ValueError, TypeError, KeyError):
-                    record = json.loads(line)
-                    if record["event"] in GIVE_BACK_EVENTS:
-                        ops.add(record["op"])
+        while block := file.read(SCAN_BYTES):
+            lines, _, carry = (carry + block).rpartition(b"\n")
+            if b"refund" in lines:  # rare: most journals have none
+                ops.update(_given_back_in(lines.split(b"\n")))
+    return ops | _given_back_in([carry])
+
+
+def _given_back_in(lines: list[bytes]) -> set[int]:
+    ops = set()
+    for line in lines:
+        if b"refund" in line:
+            with contextlib.suppress(ValueError, TypeError, KeyError):
+                record = json.loads(line)
+                if record["event"] in GIVE_BACK_EVENTS:
+                    ops.add(record["op"])
     return ops
 
 
@@ -187,27 +244,36 @@ class _Pairing:
         self.done = _Numbers()
 
     def invoke(self, number: int, event: Invoked) -> None:
-        if event.op in self.invoked or event.op in self.done:
+        if event.op in self.invoked or event.op < self.done.below or event.op in self.done:
             first = self._first_line(event.op, "invoke")
             message = f"operation {event.op} invoked again (first on line {first})"
             raise HistoryError(message, self.path, number)
         self.invoked[event.op] = (number, event)
 
-    def complete(self, number: int, event: Completed) -> Iterator[Placed]:
+    def complete(self, number: int, event: Completed) -> Placed | None:
+        """The operation, if this completion makes it whole."""
+        op = event.op
+        begun = self.invoked.get(op)
+        if begun is None or op in self.completed or event.time < begun[1].time:
+            self._refuse(number, event, begun)
+        if op in self.waiting:
+            self.completed[op] = (number, event)
+            return None
+        del self.invoked[op]
+        self.done.add(op)
+        line, invoked = begun  # type: ignore[misc]
+        return Placed(invoked.time, self.journal, line, _operation(invoked, event, None))
+
+    def _refuse(self, number: int, event: Completed, begun: tuple[int, Invoked] | None) -> None:
         if event.op in self.done:
             first = self._first_line(event.op, "complete")
             message = f"operation {event.op} completed again (first on line {first})"
             raise HistoryError(message, self.path, number)
-        problem = _completion_problem(
-            event, self.invoked.get(event.op), self.completed.get(event.op)
-        )
-        if problem:
-            raise HistoryError(problem, self.path, number)
-        self.completed[event.op] = (number, event)
-        if event.op not in self.waiting:
-            yield self._whole(event.op)
+        problem = _completion_problem(event, begun, self.completed.get(event.op))
+        raise HistoryError(problem or "unreachable", self.path, number)
 
-    def give_back(self, number: int, event: GivenBack) -> Iterator[Placed]:
+    def give_back(self, number: int, event: GivenBack) -> Placed | None:
+        """The operation, if this give-back makes it whole."""
         if event.op in self.done:  # whole: its give-back answered already
             problem = _give_back_problem(event, _ALLOWED, {event.op: (-math.inf, -math.inf)})
         else:
@@ -215,8 +281,7 @@ class _Pairing:
         if problem:
             raise HistoryError(problem, self.path, number)
         self.given_back[event.op] = event.onto(self.given_back.get(event.op))
-        if event.event == "refunded":
-            yield self._whole(event.op)
+        return self._whole(event.op) if event.event == "refunded" else None
 
     def rest(self) -> Iterator[Placed]:
         """The operations never whole, in the order they were invoked."""
@@ -228,7 +293,8 @@ class _Pairing:
         completion = self.completed.pop(op, None)
         self.done.add(op)
         refund = self.given_back.pop(op, None)
-        return Placed(begun.time, self.journal, line, _operation(begun, completion, refund))
+        ended = None if completion is None else completion[1]
+        return Placed(begun.time, self.journal, line, _operation(begun, ended, refund))
 
     def _first_line(self, op: int, kind: str) -> int:
         """The line of operation ``op``'s first record of ``kind`` (read again: rare)."""
@@ -255,6 +321,9 @@ class _Numbers:
         return 0 <= op < self.below or op in self.above
 
     def add(self, op: int) -> None:
+        if op == self.below and not self.above:
+            self.below += 1  # the usual: the next in order
+            return
         self.above.add(op)
         while self.below in self.above:
             self.above.discard(self.below)
@@ -263,13 +332,12 @@ class _Numbers:
 
 def _operation(
     begun: Invoked,
-    completion: tuple[int, Completed] | None,
+    ended: Completed | None,
     refund: tuple[float, float | None] | None,
 ) -> Operation:
     process, key, invoked, cost = begun.process, begun.key, begun.time, begun.cost
-    if completion is None:
+    if ended is None:
         return Operation(process, key, invoked, None, Outcome.UNKNOWN, cost=cost)
-    ended = completion[1]
     return Operation(
         process, key, invoked, ended.time, ended.outcome, ended.now, cost=cost, refund=refund
     )

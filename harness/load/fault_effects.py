@@ -63,7 +63,8 @@ def read_faults(run_dir: Path) -> list[FaultRecord]:
     return sorted(faults.values(), key=lambda fault: fault.start)
 
 
-BLOCK = 1 << 20  # operations scanned at once
+BLOCK = 1 << 20  # operations scanned at once (as columns)
+READ_OPS = 1 << 16  # operations read at once (as objects) to make the columns
 
 _FAILED = (Outcome.UNKNOWN, Outcome.ERROR)  # completed so: undecided
 _DECIDED = (Outcome.ALLOWED, Outcome.REJECTED)
@@ -96,7 +97,7 @@ class Seen:
             batch: list[Operation] = []
             for op in iter_history(path):
                 batch.append(op)
-                if len(batch) == BLOCK:
+                if len(batch) == READ_OPS:
                     count += _write_columns(batch, files)
                     batch = []
             count += _write_columns(batch, files)

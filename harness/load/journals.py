@@ -92,6 +92,7 @@ class JournalTail:
 
 
 COMPLETE = b'"event": "complete"'  # in a complete record only (``journal.complete_line``)
+BLOCK_BYTES = 4 << 20  # of a journal, read at once to count its invokes
 
 
 class Completions:
@@ -128,6 +129,9 @@ def invokes(path: Path) -> int:
     """How many operations a journal says were invoked (whole invoke records; a last line cut
     short by a kill was never followed by its request): counted apart from the merge, to hold
     the merged history to."""
+    count, carry = 0, b""
     with path.open("rb") as journal:
-        lines = journal.read().split(b"\n")[:-1]  # the last piece has no newline: not whole
-    return sum(1 for line in lines if b'"event": "invoke"' in line)
+        while block := journal.read(BLOCK_BYTES):
+            whole, _, carry = (carry + block).rpartition(b"\n")  # a line's end, or none yet
+            count += whole.count(b'"event": "invoke"')  # at most once a line
+    return count  # the last piece, without its newline, is not whole

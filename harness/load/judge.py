@@ -28,7 +28,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ratelimit_harness.harness.checkers.partitions import check_file, judge_file
+from ratelimit_harness.harness.checkers import partitions
+from ratelimit_harness.harness.checkers.partitions import Progress, check_file, judge_file
 from ratelimit_harness.harness.errors import HarnessError
 from ratelimit_harness.harness.history import Outcome, read_history, write_history
 from ratelimit_harness.harness.history.loads import OUTBOUND, FaultRecord, LoadRecord, RuleRecord
@@ -52,12 +53,15 @@ def judge(
     ttls: dict[str, dict[str, float]],
     seconds: float | None,
     served_by: str = "",
+    *,
+    progress: Progress | None = None,
 ) -> LoadRecord:
     """Judge every rule that saw traffic; ``ttls`` holds each rule's keys left in Redis;
     ``seconds``: how long the run lasted (None: from its first request to its last answer,
     the first kept as ``setup["started"]``); ``served_by`` names the service of the user's own
     that enforced ``rules``, if one did. Each history is merged to its file and judged from
-    there, in parts when it is large: memory does not grow with the run."""
+    there, in parts when it is large: memory does not grow with the run. ``progress``, when
+    given, hears each stage of judging a rule whose journals are larger than a part."""
     (run_dir / "history").mkdir(exist_ok=True)
     faults = read_faults(run_dir)
     seen = _client_view(run_dir)
@@ -65,7 +69,8 @@ def judge(
     first, last = math.inf, -math.inf
     for rule in rules.all:
         with tempfile.TemporaryDirectory(prefix="ratelimit-harness-judge-") as scratch:
-            judged = _Rule(run_dir, rules, rule, Path(scratch), faults).judged(ttls)
+            found = _Rule(run_dir, rules, rule, Path(scratch), faults, progress)
+            judged = found.judged(ttls)
         if judged is None:
             continue
         record, spans = judged
@@ -96,6 +101,7 @@ class _Rule:
     rule: Rule
     scratch: Path  # removed once the rule is judged
     faults: list[FaultRecord]
+    progress: Progress | None = None
 
     def judged(self, ttls: dict[str, dict[str, float]]) -> tuple[RuleRecord, list[Merged]] | None:
         """The rule's record and its histories' spans; None if it saw no traffic."""
@@ -103,7 +109,8 @@ class _Rule:
         stem = f"history/{rule.name}"
         client_file = run_dir / f"{stem}.client.jsonl"
         server_file = run_dir / f"{stem}{HISTORY}"
-        client = merge_into_history(journal_paths(run_dir, "client", rule.name), client_file)
+        client_journals = journal_paths(run_dir, "client", rule.name)
+        client = merge_into_history(client_journals, client_file, progress=self._told("clients"))
         if served:
             shutil.copyfile(client_file, server_file)
             server = client
@@ -123,11 +130,17 @@ class _Rule:
         policy = rule.judge_policy
         promises = PromiseCheck(promise_paths(run_dir, rule.name), rule.parsed_policy, spans)
         server_verdict, found = judge_file(
-            server_file, policy, left, unjudged=unjudged, beside=promises
+            server_file,
+            policy,
+            left,
+            unjudged=unjudged,
+            beside=promises,
+            progress=self._told("clients" if served else "instances"),
         )
-        client_verdict = (
-            server_verdict if served else check_file(client_file, policy, unjudged=unjudged)
-        )
+        client_verdict = server_verdict
+        if not served:
+            told = self._told("clients")
+            client_verdict = check_file(client_file, policy, unjudged=unjudged, progress=told)
         keep_judged(run_dir, stem, policy=policy, ttls=left, verdict=server_verdict)
         broken = BrokenPromises.joined(found, len(spans))
         lies, examples = {}, {}
@@ -154,9 +167,22 @@ class _Rule:
             examples,
             first_error=first_error(run_dir, rule.name),
             served=served,
-            sent=sum(invokes(path) for path in journal_paths(run_dir, "client", rule.name)),
+            sent=sum(map(invokes, client_journals)),
         )
         return record, [client] if served else [client, server]
+
+    def _told(self, side: str) -> Progress | None:
+        """What hears the stages of one side of the rule: none for a small one (the run's
+        output stays as it was), a stage named after the rule and side for a large one."""
+        journals = journal_paths(self.run_dir, "client", self.rule.name)
+        journals += journal_paths(self.run_dir, "server", self.rule.name)
+        if (
+            self.progress is None
+            or sum(p.stat().st_size for p in journals) <= partitions.PART_BYTES
+        ):
+            return None
+        told = self.progress
+        return lambda stage, done, of: told(f"{self.rule.name} ({side}): {stage}", done, of)
 
     def _merge_server(self, path: Path) -> Merged:
         """The instances' journals merged to ``path``. The outbound rule's accepted calls count
@@ -166,7 +192,7 @@ class _Rule:
         run_dir, rule = self.run_dir, self.rule
         decided = journal_paths(run_dir, "server", rule.name)
         if rule.name != OUTBOUND:
-            return merge_into_history(decided, path)
+            return merge_into_history(decided, path, progress=self._told("instances"))
         arrivals = run_dir / "provider.jsonl"
         departed = read_history(arrivals) if arrivals.exists() else []
         refused = [op for op in merge_journals(decided) if op.outcome is not Outcome.ALLOWED]

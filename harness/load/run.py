@@ -45,6 +45,7 @@ from ratelimit_harness.harness.load.serve import Fleet, Process, spawn, start_fl
 from ratelimit_harness.harness.load.service import Service, start_service
 from ratelimit_harness.harness.loopback import loopback_address
 from ratelimit_harness.harness.parent_death import die_with_parent
+from ratelimit_harness.harness.progress import stages
 from ratelimit_harness.harness.provision import RedisServer
 
 RUNS = Path("runs")
@@ -197,18 +198,22 @@ def finish(
     faults: Faults = NO_FAULTS,
 ) -> LoadRecord:
     """Judge a stopped run (the keys it left while its Redis still runs); save the verdict,
-    with how the run was set up."""
+    with how the run was set up. Its rate counts from its first request to its last answer
+    (``seconds``, the whole run with its start and stop, only when no request was made)."""
     try:
         ttls, unread = rule_keys(system.server, system.cluster, tag, system.rules), None
     except redis.RedisError as error:  # a Redis gone for good: the verdict stands without keys
         ttls, unread = {}, f"{type(error).__name__}: {error}"
     service = system.service
-    verdict = judge(run_dir, system.rules, ttls, seconds, service.label if service else "")
+    served_by = service.label if service else ""
+    verdict = judge(run_dir, system.rules, ttls, None, served_by, progress=stages())
+    if not verdict.seconds:
+        verdict.seconds = seconds
     setup: dict[str, Any] = {
         "instances": len(service.targets) if service and service.targets else system.instances,
         "service": service.label if service else None,
         "keys_unread": unread,
-        "started": round(time.time() - seconds, 3),
+        "started": round(verdict.setup.get("started", time.time() - seconds), 3),
         "redis": system.server.how,
         "cluster": system.cluster,
         "host": system.host,

@@ -5,14 +5,17 @@ as ``check`` judges it whole (the property test draws the histories; these are t
 from __future__ import annotations
 
 import json
+import math
 import random
 import shutil
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from ratelimit_harness.harness.checkers import check
-from ratelimit_harness.harness.checkers.partitions import check_file
+from ratelimit_harness.harness.checkers.partitions import check_file, judge_file
 from ratelimit_harness.harness.errors import EnvironmentFailure
 from ratelimit_harness.harness.history import HistoryError, Operation, Outcome, write_history
 from ratelimit_harness.harness.history.jsonl import format_operation, read_history
@@ -96,3 +99,57 @@ def test_parts_that_would_not_fit_on_the_disk_are_refused_before_one_is_written(
         match=r"judging in parts needs 0\.2 MB free in .* \(TMPDIR\), and 0\.0 MB is",
     ):
         check_file(path, POLICY, workers=1, part_bytes=10_000)
+
+
+@dataclass(frozen=True)
+class KeysSeen:
+    """A ``Beside`` that says, per identity, how many operations and which records it was
+    handed with."""
+
+    paths: tuple[str, ...]
+
+    def __call__(
+        self, operations: Sequence[Operation], records: list[tuple[int, bytes]]
+    ) -> dict[str, tuple[int, list[int]]]:
+        seen: dict[str, tuple[int, list[int]]] = {}
+        for op in operations:
+            count, numbers = seen.get(op.key, (0, []))
+            seen[op.key] = (count + 1, numbers)
+        for number, line in records:
+            key = json.loads(line)["key"]
+            count, numbers = seen.get(key, (0, []))
+            seen[key] = (count, [*numbers, number])
+        return seen
+
+
+@pytest.mark.parametrize("part_bytes", [3_000, 10_000_000])
+def test_records_beside_the_history_go_to_the_part_of_their_identity(
+    tmp_path: Path, part_bytes: int
+) -> None:
+    operations = history(600, keys=12)
+    write_history(tmp_path / "history.jsonl", operations)
+    records = [[f"user:{n % 15}" for n in range(k, 90, 2)] for k in (0, 1)]  # 3 never in it
+    for n, keys in enumerate(records):
+        lines = [json.dumps({"key": key}) for key in keys]
+        lines.insert(3, "")  # a blank line is counted, as a line number is
+        (tmp_path / f"{n}.jsonl").write_text("\n".join(lines) + "\n")
+    beside = KeysSeen((str(tmp_path / "0.jsonl"), str(tmp_path / "1.jsonl")))
+    verdict, found = judge_file(
+        tmp_path / "history.jsonl", POLICY, workers=2, part_bytes=part_bytes, beside=beside
+    )
+    assert as_json(verdict) == as_json(check(operations, POLICY))
+    size = sum(p.stat().st_size for p in tmp_path.glob("*.jsonl"))  # with the records'
+    assert len(found) == math.ceil(size / part_bytes)
+    joined: dict[str, tuple[int, list[int]]] = {}
+    for part in found:
+        assert not set(part) & set(joined)  # an identity is in one part only
+        joined |= part
+    numbered = [k for keys in records for k in [*keys[:3], "", *keys[3:]]]
+    expected = {
+        key: (
+            sum(op.key == key for op in operations),
+            [n for n, other in enumerate(numbered, 1) if other == key],
+        )
+        for key in set(numbered) - {""}
+    }
+    assert {key: (c, sorted(ns)) for key, (c, ns) in joined.items()} == expected

@@ -12,6 +12,8 @@ import pytest
 
 from ratelimit_harness.harness.checkers import partitions
 from ratelimit_harness.harness.history import Outcome, merge
+from ratelimit_harness.harness.load import journals
+from ratelimit_harness.harness.load.journals import invokes
 from ratelimit_harness.harness.load.judge import judge
 from ratelimit_harness.harness.load.promises import Promise, PromiseLog
 from ratelimit_harness.harness.load.rules import DEFAULT_OUTBOUND, DEFAULT_RULES, validated
@@ -62,13 +64,36 @@ def test_a_run_judged_in_parts_gets_the_verdict_of_one_judged_in_memory(
 ) -> None:
     a_run(tmp_path)
     ttls = {"api": {"rl:api:user-1": -1.0}}
-    whole = judge(tmp_path, RULES, ttls, None).to_json()
+    heard: list[str] = []
+
+    def told(stage: str, done: int, of: int) -> None:
+        heard.append(stage)
+
+    whole = judge(tmp_path, RULES, ttls, None, progress=told).to_json()
+    assert heard == []  # small: the run's output stays as it was
     assert whole["rules"][0]["server"]["violations"]  # something to find, in parts too
     assert any(rule["header_lies"] for rule in whole["rules"])
     assert any(f["effects"]["api"]["lost"] for f in whole["faults"])
     kept = (tmp_path / "history" / "api.history.jsonl").read_bytes()
     monkeypatch.setattr(partitions, "PART_BYTES", 2000)
     monkeypatch.setattr(merge, "RUN_OPS", 50)
-    in_parts = judge(tmp_path, RULES, ttls, None).to_json()
+    in_parts = judge(tmp_path, RULES, ttls, None, progress=told).to_json()
+    assert {"api (instances): merging journals", "login (clients): merging journals"} <= set(heard)
+    assert any(stage.startswith("api (clients): judging") for stage in heard)
     assert json.dumps(in_parts, sort_keys=True) == json.dumps(whole, sort_keys=True)
     assert (tmp_path / "history" / "api.history.jsonl").read_bytes() == kept
+
+
+@pytest.mark.parametrize("block", [1, 5, 64, 1 << 20])
+def test_a_journals_invokes_are_counted_a_block_at_a_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, block: int
+) -> None:
+    path = tmp_path / "app-0.jsonl"
+    records = [
+        '{"event": "invoke", "op": 0, "process": "p", "key": "k", "time": 1.0}',
+        '{"event": "complete", "op": 0, "time": 2.0, "outcome": "allowed"}',
+        '{"event": "invoke", "op": 1, "process": "p", "key": "k", "time": 3.0}',
+    ]
+    path.write_text("\n".join(records) + '\n{"event": "invoke", "op": 2, "pro')  # cut short
+    monkeypatch.setattr(journals, "BLOCK_BYTES", block)
+    assert invokes(path) == 2

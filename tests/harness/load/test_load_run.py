@@ -61,6 +61,7 @@ def test_a_swarm_exposes_broken_limiters_and_clears_a_correct_one(
     (api,) = [r for r in verdict.rules if r.name == "api"]
     assert api.server.kinds == expected
     assert api.server.operations > 500  # the swarm did run
+    assert 4 < verdict.seconds < 5.5  # its rate is over its 5 s, not the instances' start too
     assert verdict.valid == (not expected)
     saved = json.loads((run_dir / "verdict.json").read_text())
     assert saved["valid"] == verdict.valid
