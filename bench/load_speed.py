@@ -138,8 +138,8 @@ def middleware_cost(seconds: float) -> list[dict[str, Any]]:
 
 def load(args: list[str]) -> dict[str, object]:
     """``load``'s verdict, with ``locust_rps``: the requests per second Locust itself counted
-    over its run time (``requests_per_second`` spans the whole run: its start and its judging
-    too), read from the stats Locust keeps in the run directory."""
+    over its run time (``requests_per_second`` spans the histories, from the first request to
+    the last answer), read from the stats Locust keeps in the run directory."""
     with tempfile.TemporaryDirectory() as folder:
         out = Path(folder, "verdict.json")
         subprocess.run(

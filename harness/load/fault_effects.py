@@ -21,17 +21,19 @@ For one fault and one rule:
   up to the promise, the fault fell in.
 
 What the clients saw is read as columns (``Seen``), sorted by invoke, a block at a time: a run's
-history of any length is scanned in bounded memory (``Seen.of_file`` maps them from disk).
+history of any length is scanned in bounded memory (``Seen.of_file`` keeps them on disk).
 """
 
 from __future__ import annotations
 
+import contextlib
+import itertools
 import json
 import math
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, NamedTuple
 
 import numpy as np
 import numpy.typing as npt
@@ -68,13 +70,13 @@ READ_OPS = 1 << 16  # operations read at once (as objects) to make the columns
 
 _FAILED = (Outcome.UNKNOWN, Outcome.ERROR)  # completed so: undecided
 _DECIDED = (Outcome.ALLOWED, Outcome.REJECTED)
+_NAMES = ("invoke", "end", "failed", "decided")
+_TYPES = (np.dtype(float), np.dtype(float), np.dtype(bool), np.dtype(bool))
 
 
-@dataclass(frozen=True)
-class Seen:
-    """What the clients saw, as columns in order of invoke: each operation's invoke, its end
-    (completion, or invoke if it never completed), and whether it completed undecided (failed)
-    or decided."""
+class Columns(NamedTuple):
+    """Operations in order of invoke: each one's invoke, its end (completion, or invoke if it
+    never completed), and whether it completed undecided (failed) or decided."""
 
     invoke: npt.NDArray[np.float64]
     end: npt.NDArray[np.float64]
@@ -82,71 +84,87 @@ class Seen:
     decided: npt.NDArray[np.bool_]
 
     @classmethod
+    def of(cls, ops: Sequence[Operation]) -> Columns:
+        return cls(
+            np.array([op.invoke for op in ops], dtype=float),
+            np.array([op.invoke if op.complete is None else op.complete for op in ops], float),
+            np.array([op.complete is not None and op.outcome in _FAILED for op in ops], bool),
+            np.array([op.complete is not None and op.outcome in _DECIDED for op in ops], bool),
+        )
+
+
+@dataclass(frozen=True)
+class Seen:
+    """What the clients saw, as ``Columns``, read a block at a time: held in memory (``of``),
+    or in files (``of_file``), each block read from them and dropped once scanned."""
+
+    count: int
+    last: float  # the latest end, 0 for none
+    held: Columns | None = None
+    folder: Path | None = None
+
+    @classmethod
     def of(cls, ops: Sequence[Operation]) -> Seen:
-        ordered = sorted(ops, key=lambda op: op.invoke)
-        return cls(*_columns(ordered))
+        held = Columns.of(sorted(ops, key=lambda op: op.invoke))
+        return cls(len(ops), float(held.end.max(initial=0.0)), held)
 
     @classmethod
     def of_file(cls, path: Path, folder: Path) -> Seen:
-        """The history file ``path`` (sorted by invoke, as a merged one is), its columns written
-        to ``folder`` and mapped from there."""
-        names = ("invoke", "end", "failed", "decided")
-        files = [open(folder / f"{name}.bin", "wb") for name in names]  # noqa: SIM115
-        count = 0
-        try:
-            batch: list[Operation] = []
-            for op in iter_history(path):
-                batch.append(op)
-                if len(batch) == READ_OPS:
-                    count += _write_columns(batch, files)
-                    batch = []
-            count += _write_columns(batch, files)
-        finally:
-            for file in files:
-                file.close()
-        columns: list[Any] = [
-            np.memmap(folder / f"{name}.bin", dtype, "r", shape=(count,))
-            if count
-            else np.zeros(0, dtype)
-            for name, dtype in zip(names, (float, float, bool, bool), strict=True)
-        ]
-        return cls(*columns)
+        """The history file ``path`` (sorted by invoke, as a merged one is), its columns
+        written to ``folder``."""
+        count, last = 0, 0.0
+        with contextlib.ExitStack() as files:
+            opened = [files.enter_context(open(folder / f"{n}.bin", "wb")) for n in _NAMES]
+            for batch in _batched(iter_history(path), READ_OPS):
+                columns = Columns.of(batch)
+                for column, file in zip(columns, opened, strict=True):
+                    column.tofile(file)
+                count, last = count + len(batch), max(last, float(columns.end.max()))
+        return cls(count, last, folder=folder)
 
     def between(self, low: float, high: float) -> tuple[int, int]:
         """The index range of the operations invoked in [low, high)."""
-        first, last = np.searchsorted(self.invoke, (low, high))
+        invoke = self.held.invoke if self.held else self._mapped("invoke")
+        first, last = np.searchsorted(invoke, (low, high))
         return int(first), int(last)
 
-    def blocks(self, first: int, last: int) -> Iterator[slice]:
+    def blocks(self, first: int, last: int) -> Iterator[Columns]:
+        """The columns of the operations ``first`` to ``last``, a block at a time."""
         for start in range(first, last, BLOCK):
-            yield slice(start, min(start + BLOCK, last))
+            stop = min(start + BLOCK, last)
+            held = self.held
+            if held:
+                columns: list[Any] = [column[start:stop] for column in held]
+            else:
+                columns = [self._read(name, start, stop) for name in _NAMES]
+            yield Columns(*columns)
+
+    def _read(self, name: str, start: int, stop: int) -> Any:
+        kind = _TYPES[_NAMES.index(name)]
+        assert self.folder is not None
+        at = self.folder / f"{name}.bin"
+        return np.fromfile(at, kind, count=stop - start, offset=start * kind.itemsize)
+
+    def _mapped(self, name: str) -> Any:
+        """A column mapped from its file (a binary search reads a few of its pages)."""
+        assert self.folder is not None
+        kind = _TYPES[_NAMES.index(name)]
+        return (
+            np.memmap(self.folder / f"{name}.bin", kind, "r", shape=(self.count,))
+            if self.count
+            else np.zeros(0, kind)
+        )
 
 
-_Columns = tuple[
-    npt.NDArray[np.float64], npt.NDArray[np.float64], npt.NDArray[np.bool_], npt.NDArray[np.bool_]
-]
-
-
-def _columns(ops: Sequence[Operation]) -> _Columns:
-    invoke = np.array([op.invoke for op in ops], dtype=float)
-    end = np.array([op.invoke if op.complete is None else op.complete for op in ops], dtype=float)
-    failed = np.array([op.complete is not None and op.outcome in _FAILED for op in ops], bool)
-    decided = np.array([op.complete is not None and op.outcome in _DECIDED for op in ops], bool)
-    return invoke, end, failed, decided
-
-
-def _write_columns(ops: Sequence[Operation], files: Sequence[BinaryIO]) -> int:
-    for column, file in zip(_columns(ops), files, strict=True):
-        column.tofile(file)
-    return len(ops)
+def _batched(ops: Iterator[Operation], size: int) -> Iterator[list[Operation]]:
+    while batch := list(itertools.islice(ops, size)):
+        yield batch
 
 
 def fault_spans(seen: Seen, faults: Sequence[FaultRecord]) -> list[tuple[float, float]]:
     """Each fault's span; one never ended lasts until the run's end (its last answer seen, or
     the last fault's mark)."""
-    blocks = seen.blocks(0, len(seen.end))
-    last = max((float(seen.end[block].max()) for block in blocks), default=0.0)
-    run_end = max([last, *(fault.end or fault.start for fault in faults)])
+    run_end = max([seen.last, *(fault.end or fault.start for fault in faults)])
     return [(fault.start, run_end if fault.end is None else fault.end) for fault in faults]
 
 
@@ -184,7 +202,7 @@ def effects(
         found.append(
             FaultEffect(
                 requests=int(np.subtract(*seen.between(start, end)[::-1])),
-                undecided=_count(seen, seen.failed, *seen.between(start, stop)),
+                undecided=_failed_between(seen, *seen.between(start, stop)),
                 lost=int(lost[1] - lost[0]),
                 on_error=on_error,
                 recovery=None if recovered is None else round(max(0.0, recovered - end), 3),
@@ -202,15 +220,15 @@ def _recovered(seen: Seen, end: float, until: float) -> float | None:
     first, last = seen.between(end, until)
     settled = end
     for block in seen.blocks(first, last):
-        failures = seen.failed[block] & (seen.end[block] < until)
+        failures = block.failed & (block.end < until)
         if failures.any():
-            settled = max(settled, float(seen.invoke[block][failures].max()))
+            settled = max(settled, float(block.invoke[failures].max()))
     for block in seen.blocks(seen.between(settled, until)[0], last):
-        decided = np.flatnonzero(seen.decided[block])
+        decided = np.flatnonzero(block.decided)
         if decided.size:
-            return float(seen.end[block][decided[0]])
+            return float(block.end[decided[0]])
     return None
 
 
-def _count(seen: Seen, column: npt.NDArray[np.bool_], first: int, last: int) -> int:
-    return sum(int(np.count_nonzero(column[block])) for block in seen.blocks(first, last))
+def _failed_between(seen: Seen, first: int, last: int) -> int:
+    return sum(int(np.count_nonzero(block.failed)) for block in seen.blocks(first, last))

@@ -12,7 +12,7 @@ import pytest
 
 from ratelimit_harness.harness.checkers import partitions
 from ratelimit_harness.harness.history import Outcome, merge
-from ratelimit_harness.harness.load import journals
+from ratelimit_harness.harness.load import fault_effects, journals
 from ratelimit_harness.harness.load.journals import invokes
 from ratelimit_harness.harness.load.judge import judge
 from ratelimit_harness.harness.load.promises import Promise, PromiseLog
@@ -77,6 +77,8 @@ def test_a_run_judged_in_parts_gets_the_verdict_of_one_judged_in_memory(
     kept = (tmp_path / "history" / "api.history.jsonl").read_bytes()
     monkeypatch.setattr(partitions, "PART_BYTES", 2000)
     monkeypatch.setattr(merge, "RUN_OPS", 50)
+    monkeypatch.setattr(fault_effects, "BLOCK", 7)  # the clients' columns scanned in blocks
+    monkeypatch.setattr(fault_effects, "READ_OPS", 5)
     in_parts = judge(tmp_path, RULES, ttls, None, progress=told).to_json()
     assert {"api (instances): merging journals", "login (clients): merging journals"} <= set(heard)
     assert any(stage.startswith("api (clients): judging") for stage in heard)
