@@ -43,7 +43,8 @@ from ratelimit_harness.harness.history.records import collector_paused, read_bat
 SCAN_BYTES = 4 << 20  # of a journal, read at once looking for give-backs
 RUN_OPS = 100_000  # operations sorted in memory at once by merge_into_history: about 40 MB
 FAN_IN = 64  # runs merged at once
-READ_ENTRIES = 1 << 16  # lines read at once from the runs merged together
+READ_ENTRIES = 1 << 14  # lines read at once from the runs merged together
+WRITE_ENTRIES = 4096  # lines written to a run at once
 # the completion of an operation whole once its give-back answered: allowed, as that required
 _ALLOWED = (0, Completed(-1, -math.inf, Outcome.ALLOWED, None))
 
@@ -166,7 +167,7 @@ class _Runs:
             open(stem.with_suffix(".places"), "wb") as places,
         ):
             entries = iter(entries)
-            while block := list(itertools.islice(entries, READ_ENTRIES)):
+            while block := list(itertools.islice(entries, WRITE_ENTRIES)):
                 lines.writelines(line for _, line in block)
                 np.array([place for place, _ in block], dtype=_PLACE).tofile(places)
         self.stems.append(stem)
