@@ -179,10 +179,12 @@ class _Runs:
         size = stem.with_suffix(".places").stat().st_size // _PLACE.itemsize
         if not size:
             return
-        places = np.memmap(stem.with_suffix(".places"), _PLACE, "r", shape=(size,))
-        with open(stem.with_suffix(".jsonl"), "rb") as file:
-            for start in range(0, size, block):
-                rows = places[start : start + block].tolist()
+        with (
+            open(stem.with_suffix(".places"), "rb") as places,
+            open(stem.with_suffix(".jsonl"), "rb") as file,
+        ):
+            for _ in range(0, size, block):  # read, not mapped: what was read is not kept
+                rows = np.fromfile(places, _PLACE, count=block).tolist()
                 yield from zip(rows, (file.readline() for _ in rows), strict=False)
 
 
