@@ -30,7 +30,7 @@ from typing import Any
 
 from ratelimit_harness.harness.checkers import partitions
 from ratelimit_harness.harness.checkers.partitions import Progress, check_file, judge_file
-from ratelimit_harness.harness.errors import HarnessError
+from ratelimit_harness.harness.errors import HarnessError, writing
 from ratelimit_harness.harness.history import Outcome, read_history, write_history
 from ratelimit_harness.harness.history.loads import OUTBOUND, FaultRecord, LoadRecord, RuleRecord
 from ratelimit_harness.harness.history.merge import Merged, merge_into_history, merge_journals
@@ -110,12 +110,15 @@ class _Rule:
         client_file = run_dir / f"{stem}.client.jsonl"
         server_file = run_dir / f"{stem}{HISTORY}"
         client_journals = journal_paths(run_dir, "client", rule.name)
-        client = merge_into_history(client_journals, client_file, progress=self._told("clients"))
-        if served:
-            shutil.copyfile(client_file, server_file)
-            server = client
-        else:
-            server = self._merge_server(server_file)
+        # a full disk, here or under TMPDIR (the sorted runs), is said in one line
+        with writing(client_file.parent):
+            told = self._told("clients")
+            client = merge_into_history(client_journals, client_file, progress=told)
+            if served:
+                shutil.copyfile(client_file, server_file)
+                server = client
+            else:
+                server = self._merge_server(server_file)
         if not server.count and not client.count:
             for path in (client_file, server_file):
                 path.unlink(missing_ok=True)
@@ -125,7 +128,8 @@ class _Rule:
         left = ttls.get(rule.name)
         if left is not None:  # a key immortal before the run is not the run's immortal key
             left = {key: ttl for key, ttl in left.items() if there.get(key) != -1}
-        seen = Seen.of_file(client_file if client.count else server_file, self.scratch)
+        with writing(self.scratch):
+            seen = Seen.of_file(client_file if client.count else server_file, self.scratch)
         spans = fault_spans(seen, self.faults)
         policy = rule.judge_policy
         promises = PromiseCheck(promise_paths(run_dir, rule.name), rule.parsed_policy, spans)

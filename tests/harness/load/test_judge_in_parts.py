@@ -1,9 +1,11 @@
 """A load run's verdict is the same whether its histories are merged and judged in memory or in
 runs on disk and parts: over-admissions, wrongful rejections, promises of ``X-RateLimit-Remaining``
-broken, requests lost in flight, and what each fault did."""
+broken, requests lost in flight, and what each fault did. A full disk while merging is said in
+one line; a journal's invokes are counted a block at a time."""
 
 from __future__ import annotations
 
+import errno
 import json
 import random
 from pathlib import Path
@@ -11,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from ratelimit_harness.harness.checkers import partitions
+from ratelimit_harness.harness.errors import OutputError
 from ratelimit_harness.harness.history import Outcome, merge
 from ratelimit_harness.harness.load import fault_effects, journals
 from ratelimit_harness.harness.load.journals import invokes
@@ -99,3 +102,17 @@ def test_a_journals_invokes_are_counted_a_block_at_a_time(
     path.write_text("\n".join(records) + '\n{"event": "invoke", "op": 2, "pro')  # cut short
     monkeypatch.setattr(journals, "BLOCK_BYTES", block)
     assert invokes(path) == 2
+
+
+def test_a_full_disk_while_merging_is_said_in_one_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    a_run(tmp_path)
+
+    def no_room(*_: object) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(merge, "RUN_OPS", 50)
+    monkeypatch.setattr(merge._Runs, "spill", no_room)
+    with pytest.raises(OutputError, match=r"cannot write .*history: No space left on device"):
+        judge(tmp_path, RULES, {}, None)
