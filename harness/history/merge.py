@@ -141,7 +141,8 @@ class _Runs:
     ``.places`` of their places (``_PLACE``), in the same order."""
 
     def __init__(self, folder: Path) -> None:
-        self.folder, self.stems, self.made = folder, list[Path](), 0
+        self.folder, self.made = folder, 0
+        self.stems: list[Path] = []
 
     def spill(self, batch: list[Placed]) -> None:
         """``batch``, sorted, as a run."""

@@ -70,8 +70,12 @@ READ_OPS = 1 << 16  # operations read at once (as objects) to make the columns
 
 _FAILED = (Outcome.UNKNOWN, Outcome.ERROR)  # completed so: undecided
 _DECIDED = (Outcome.ALLOWED, Outcome.REJECTED)
-_NAMES = ("invoke", "end", "failed", "decided")
-_TYPES = (np.dtype(float), np.dtype(float), np.dtype(bool), np.dtype(bool))
+_KINDS = {  # each column's type, in ``Columns``' order
+    "invoke": np.dtype(float),
+    "end": np.dtype(float),
+    "failed": np.dtype(bool),
+    "decided": np.dtype(bool),
+}
 
 
 class Columns(NamedTuple):
@@ -114,7 +118,7 @@ class Seen:
         written to ``folder``."""
         count, last = 0, 0.0
         with contextlib.ExitStack() as files:
-            opened = [files.enter_context(open(folder / f"{n}.bin", "wb")) for n in _NAMES]
+            opened = [files.enter_context(open(folder / f"{n}.bin", "wb")) for n in _KINDS]
             for batch in _batched(iter_history(path), READ_OPS):
                 columns = Columns.of(batch)
                 for column, file in zip(columns, opened, strict=True):
@@ -136,19 +140,18 @@ class Seen:
             if held:
                 columns: list[Any] = [column[start:stop] for column in held]
             else:
-                columns = [self._read(name, start, stop) for name in _NAMES]
+                columns = [self._read(name, start, stop) for name in _KINDS]
             yield Columns(*columns)
 
     def _read(self, name: str, start: int, stop: int) -> Any:
-        kind = _TYPES[_NAMES.index(name)]
         assert self.folder is not None
-        at = self.folder / f"{name}.bin"
+        kind, at = _KINDS[name], self.folder / f"{name}.bin"
         return np.fromfile(at, kind, count=stop - start, offset=start * kind.itemsize)
 
     def _mapped(self, name: str) -> Any:
         """A column mapped from its file (a binary search reads a few of its pages)."""
         assert self.folder is not None
-        kind = _TYPES[_NAMES.index(name)]
+        kind = _KINDS[name]
         return (
             np.memmap(self.folder / f"{name}.bin", kind, "r", shape=(self.count,))
             if self.count

@@ -69,8 +69,7 @@ def judge(
     first, last = math.inf, -math.inf
     for rule in rules.all:
         with tempfile.TemporaryDirectory(prefix="ratelimit-harness-judge-") as scratch:
-            found = _Rule(run_dir, rules, rule, Path(scratch), faults, progress)
-            judged = found.judged(ttls)
+            judged = _Rule(run_dir, rules, rule, Path(scratch), faults, progress).judged(ttls)
         if judged is None:
             continue
         record, spans = judged
@@ -103,22 +102,16 @@ class _Rule:
     faults: list[FaultRecord]
     progress: Progress | None = None
 
+    @property
+    def stem(self) -> str:
+        return f"history/{self.rule.name}"
+
     def judged(self, ttls: dict[str, dict[str, float]]) -> tuple[RuleRecord, list[Merged]] | None:
         """The rule's record and its histories' spans; None if it saw no traffic."""
         run_dir, rule, served = self.run_dir, self.rule, self.rules.served
-        stem = f"history/{rule.name}"
-        client_file = run_dir / f"{stem}.client.jsonl"
-        server_file = run_dir / f"{stem}{HISTORY}"
-        client_journals = journal_paths(run_dir, "client", rule.name)
-        # a full disk, here or under TMPDIR (the sorted runs), is said in one line
-        with writing(client_file.parent):
-            told = self._told("clients")
-            client = merge_into_history(client_journals, client_file, progress=told)
-            if served:
-                shutil.copyfile(client_file, server_file)
-                server = client
-            else:
-                server = self._merge_server(server_file)
+        client_file = run_dir / f"{self.stem}.client.jsonl"
+        server_file = run_dir / f"{self.stem}{HISTORY}"
+        client, server = self._merged(client_file, server_file)
         if not server.count and not client.count:
             for path in (client_file, server_file):
                 path.unlink(missing_ok=True)
@@ -145,7 +138,7 @@ class _Rule:
         if not served:
             told = self._told("clients")
             client_verdict = check_file(client_file, policy, unjudged=unjudged, progress=told)
-        keep_judged(run_dir, stem, policy=policy, ttls=left, verdict=server_verdict)
+        keep_judged(run_dir, self.stem, policy=policy, ttls=left, verdict=server_verdict)
         broken = BrokenPromises.joined(found, len(spans))
         lies, examples = {}, {}
         if broken.first:
@@ -171,9 +164,21 @@ class _Rule:
             examples,
             first_error=first_error(run_dir, rule.name),
             served=served,
-            sent=sum(map(invokes, client_journals)),
+            sent=sum(map(invokes, journal_paths(run_dir, "client", rule.name))),
         )
         return record, [client] if served else [client, server]
+
+    def _merged(self, client_file: Path, server_file: Path) -> tuple[Merged, Merged]:
+        """Each side's journals merged to its file (the clients' only, for a rule a service of
+        the user's own enforced: both sides are theirs)."""
+        journals = journal_paths(self.run_dir, "client", self.rule.name)
+        # a full disk, here or under TMPDIR (the sorted runs), is said in one line
+        with writing(client_file.parent):
+            client = merge_into_history(journals, client_file, progress=self._told("clients"))
+            if self.rules.served:
+                shutil.copyfile(client_file, server_file)
+                return client, client
+            return client, self._merge_server(server_file)
 
     def _told(self, side: str) -> Progress | None:
         """What hears the stages of one side of the rule: none for a small one (the run's
