@@ -153,9 +153,8 @@ def judge_file(
             job = _Job(os.fspath(path), folder, offsets, policy, kept, beside, beside_offsets)
             judged = [pool.submit(_judge_part, job, part) for part in range(parts)]
             found = _gathered(judged, f"judging {parts} parts", progress)
-        return _joined(found, policy, ttls, unjudged), [
-            part.beside for part in found
-        ] if beside else []
+        besides = [part.beside for part in found] if beside else []
+        return _joined(found, policy, ttls, unjudged), besides
     except BrokenProcessPool as error:
         raise EnvironmentFailure(f"a worker judging {path} died: {error}") from None
     finally:
