@@ -20,6 +20,7 @@ TTL is not this run's immortal key.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import shutil
@@ -64,12 +65,14 @@ def judge(
     given, hears each stage of judging a rule whose journals are larger than a part."""
     (run_dir / "history").mkdir(exist_ok=True)
     faults = read_faults(run_dir)
+    before = _keys_before(run_dir)
     seen = _client_view(run_dir)
     verdicts = []
     first, last = math.inf, -math.inf
     for rule in rules.all:
         with tempfile.TemporaryDirectory(prefix="ratelimit-harness-judge-") as scratch:
-            judged = _Rule(run_dir, rules, rule, Path(scratch), faults, progress).judged(ttls)
+            one = _Rule(run_dir, rules, rule, Path(scratch), faults, before, progress)
+            judged = one.judged(ttls)
         if judged is None:
             continue
         record, spans = judged
@@ -100,6 +103,7 @@ class _Rule:
     rule: Rule
     scratch: Path  # removed once the rule is judged
     faults: list[FaultRecord]
+    before: dict[str, dict[str, float]]  # ``KEYS_BEFORE``
     progress: Progress | None = None
 
     @property
@@ -116,8 +120,8 @@ class _Rule:
             for path in (client_file, server_file):
                 path.unlink(missing_ok=True)
             return None
-        before = _keys_before(run_dir)
-        there, unjudged = before.get(rule.name, {}), _unjudged(before).get(rule.name)
+        there = self.before.get(rule.name, {})
+        unjudged = _unjudged({rule.name: there} if there else {}).get(rule.name)
         left = ttls.get(rule.name)
         if left is not None:  # a key immortal before the run is not the run's immortal key
             left = {key: ttl for key, ttl in left.items() if there.get(key) != -1}
@@ -183,15 +187,17 @@ class _Rule:
     def _told(self, side: str) -> Progress | None:
         """What hears the stages of one side of the rule: none for a small one (the run's
         output stays as it was), a stage named after the rule and side for a large one."""
+        told = self.progress
+        if told is None or not self._large:
+            return None
+        return lambda stage, done, of: told(f"{self.rule.name} ({side}): {stage}", done, of)
+
+    @functools.cached_property
+    def _large(self) -> bool:
+        """Whether the rule's journals are larger than a part."""
         journals = journal_paths(self.run_dir, "client", self.rule.name)
         journals += journal_paths(self.run_dir, "server", self.rule.name)
-        if (
-            self.progress is None
-            or sum(p.stat().st_size for p in journals) <= partitions.PART_BYTES
-        ):
-            return None
-        told = self.progress
-        return lambda stage, done, of: told(f"{self.rule.name} ({side}): {stage}", done, of)
+        return sum(p.stat().st_size for p in journals) > partitions.PART_BYTES
 
     def _merge_server(self, path: Path) -> Merged:
         """The instances' journals merged to ``path``. The outbound rule's accepted calls count
