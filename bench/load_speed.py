@@ -14,7 +14,7 @@
 5. each correct limiter behind four instances under the default swarm: p50 and p99 as the
    clients measured them (HdrHistogram), and the requests per second achieved.
 
-    .venv/bin/python bench/load_speed.py [--seconds 5] [--table swarm] [--json]
+    .venv/bin/python bench/load_speed.py [--seconds 5] [--table swarm] [--rounds 3] [--json]
 
 ``--table`` runs one table: middleware, ceiling, swarm, live or latency (default: all five).
 
@@ -32,6 +32,7 @@ import json
 import os
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -116,7 +117,7 @@ def figure(measure: str, what: str, value: float, unit: str, note: str) -> dict[
     return {"measure": measure, "what": what, "value": value, "unit": unit, "note": note}
 
 
-def middleware_cost(seconds: float) -> list[dict[str, Any]]:
+def middleware_cost(seconds: float, rounds: int) -> list[dict[str, Any]]:
     if shutil.which("wrk") is None:
         print("wrk not found: the middleware table is skipped (apt-get install wrk)\n")
         return []
@@ -153,7 +154,7 @@ def load(args: list[str]) -> dict[str, object]:
         return verdict
 
 
-def locust_ceiling(seconds: float) -> list[dict[str, Any]]:
+def locust_ceiling(seconds: float, rounds: int) -> list[dict[str, Any]]:
     rows = []
     print(f"{'Locust processes':16} {'users':>5} {'req/s':>8} {'req/s per process':>18}")
     for processes in (1, 2):
@@ -216,24 +217,35 @@ def swarm_args(targets: list[str], folder: Path, seconds: float) -> list[str]:
     ]
 
 
-def swarm_against_locust(seconds: float) -> list[dict[str, Any]]:
+def swarm_against_locust(seconds: float, rounds: int) -> list[dict[str, Any]]:
+    """Bare Locust and the swarm, in turn, ``rounds`` times each per process count: each
+    rate's median, and the median of each round's ratio (a round's two runs share the
+    machine's mood, so their ratio varies less than either rate)."""
     rows = []
-    print(f"{'processes':9} {'Locust req/s':>12} {'swarm req/s':>11} {'ratio':>6}")
+    print(f"{'processes':9} {'Locust req/s':>12} {'swarm req/s':>11} {'ratio':>6}  medians")
     with no_wait_swarm() as (targets, folder):
         for processes in (1, 2):
-            alone = bare_locust(targets, processes, seconds, folder)
-            verdict = load([*swarm_args(targets, folder, seconds), "--processes", str(processes)])
-            swarm = float(verdict["locust_rps"])  # type: ignore[arg-type]
-            ratio = swarm / alone
-            print(f"{processes:9} {alone:>12,.0f} {swarm:>11,.0f} {ratio:>6.2f}")
-            note = f"{swarm:,.0f} req/s against {alone:,.0f} for Locust alone, {USERS} users"
+            runs = []
+            for _ in range(rounds):
+                alone = bare_locust(targets, processes, seconds, folder)
+                args = [*swarm_args(targets, folder, seconds), "--processes", str(processes)]
+                swarm = float(load(args)["locust_rps"])  # type: ignore[arg-type]
+                runs.append((alone, swarm, swarm / alone))
+            alone, swarm, ratio = (statistics.median(column) for column in zip(*runs, strict=True))
+            ratios = [r for *_, r in runs]
+            spread = f"{min(ratios):.2f}-{max(ratios):.2f}"
+            print(f"{processes:9} {alone:>12,.0f} {swarm:>11,.0f} {ratio:>6.2f}  ratios {spread}")
+            note = (
+                f"{swarm:,.0f} req/s against {alone:,.0f} for Locust alone, {USERS} users; "
+                f"median of {rounds} rounds, ratios {spread}"
+            )
             row = figure("load: swarm / bare Locust", f"{processes} process(es)", ratio, "x", note)
             rows.append({**row, "processes": processes, "bare": alone, "swarm": swarm})
     print()
     return rows
 
 
-def live_lag(seconds: float) -> list[dict[str, Any]]:
+def live_lag(seconds: float, rounds: int) -> list[dict[str, Any]]:
     """A no-wait swarm in the web UI, started as the start form does (``POST /swarm``); every
     2 s, as the page itself polls, one answer of ``/stats/requests``: the requests Locust
     counted, and the decisions the Correctness tab shows beside them in that same answer."""
@@ -290,7 +302,7 @@ def _wait_for_web(base: str, run: subprocess.Popen[bytes]) -> None:
     raise SystemExit(f"no web UI at {base} within 60 s")
 
 
-def limiter_latency(seconds: float) -> list[dict[str, Any]]:
+def limiter_latency(seconds: float, rounds: int) -> list[dict[str, Any]]:
     rows = []
     print(f"{'limiter':20} {'req/s':>7} {'p50 ms':>7} {'p99 ms':>7} {'p99.9 ms':>8}")
     for limiter in LIMITERS:
@@ -323,12 +335,15 @@ def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--seconds", type=float, default=5)
     options.add_argument("--table", choices=TABLES, help="run this table only")
+    options.add_argument(
+        "--rounds", type=int, default=3, help="the swarm table's runs of each (default: 3)"
+    )
     options.add_argument("--json", action="store_true", help="end with one JSON line")
     args = options.parse_args()
     rows = []
     for name, table in TABLES.items():
         if args.table in (None, name):
-            rows += table(args.seconds)
+            rows += table(args.seconds, args.rounds)
     if args.json:
         print(json.dumps({"bench": "load_speed", "rows": rows}))
 

@@ -23,7 +23,7 @@ import functools
 import math
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ratelimit_harness.limiters.decision import Decision
 from ratelimit_harness.limiters.policy import Policy
@@ -43,15 +43,18 @@ _FORMS = {
         q=_INT, w="[1-9][0-9]{0,14}", r=_INT, t=_INT, qu=_STRING, pk=":[A-Za-z0-9+/=]*:"
     ).items()
 }
-_PARAMS, _INTEGER = re.compile(_PARAM), re.compile(_INT)
+_PARAMS = re.compile(_PARAM)
+# one item named by a string without escapes, with Integer parameters only: what most servers
+# send, so read without the general parser (a ``w`` from 0 is left to it, to refuse)
+_ONE_ITEM = re.compile(r'[ \t]*"([ !#-\[\]-~]*)"((?:;[qrtw]=[0-9]{1,15})+)[ \t]*')
+_ONE_PARAM = re.compile(r";([qrtw])=([0-9]+)")
 
 
 class HeaderError(ValueError):
     """A rate-limit header value that is malformed, or a rule name no header can carry."""
 
 
-@dataclass(frozen=True)
-class Advertised:
+class Advertised(NamedTuple):
     """What a response's headers promised, as a client reads them; None where absent."""
 
     policy_name: str | None
@@ -118,8 +121,10 @@ def parse_headers(headers: Mapping[str, str]) -> Advertised:
     found = {key.lower(): value.strip() for key, value in headers.items()}
     policies = _items(found.get("ratelimit-policy"), "RateLimit-Policy")
     limits = _items(found.get("ratelimit"), "RateLimit")
-    tightest = min(limits, key=lambda n: limits[n].get("r", math.inf), default=None)
-    name = tightest if limits else next(iter(policies), None)
+    if len(limits) > 1:
+        name = min(limits, key=lambda n: limits[n].get("r", math.inf))
+    else:
+        name = next(iter(limits or policies), None)
     if name is not None and policies and name not in policies:
         raise HeaderError(f"RateLimit names {name!r}, which RateLimit-Policy has no item for")
     policy, limit = policies.get(name, {}), limits.get(name, {})
@@ -146,9 +151,11 @@ def _up(seconds: float) -> int:
 
 def _integer(found: Mapping[str, str], key: str) -> int | None:
     value = found.get(key)
-    if value is not None and not _INTEGER.fullmatch(value):
+    if value is None:
+        return None
+    if not (value.isdigit() and value.isascii() and len(value) <= 15):  # _INT, without a regex
         raise HeaderError(f"{key} must be a non-negative integer, got {value!r}")
-    return None if value is None else int(value)
+    return int(value)
 
 
 def _items(value: str | None, field: str) -> Mapping[str | None, Mapping[str, int]]:
@@ -160,6 +167,9 @@ def _items(value: str | None, field: str) -> Mapping[str | None, Mapping[str, in
 def _parsed_items(value: str, field: str) -> Mapping[str | None, Mapping[str, int]]:
     """``_items`` of a header's value, kept: a swarm reads the same few values again and again
     (``RateLimit-Policy`` is one per rule), so most are parsed once. Read only."""
+    one = _ONE_ITEM.fullmatch(value)
+    if one is not None and ";w=0" not in one[2]:
+        return {one[1]: {key: int(number) for key, number in _ONE_PARAM.findall(one[2])}}
     items: dict[str | None, dict[str, int]] = {}
     pos = 0
     while pos < len(value):

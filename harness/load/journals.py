@@ -22,7 +22,8 @@ SIDES = ("server", "client")
 
 
 class Journals:
-    """One process's recorders, one per rule, opened on first use (thread-safe)."""
+    """One process's recorders, one per rule, opened on first use (thread-safe), each holding
+    its records that end something ``hold_for`` seconds at most (``Recorder``)."""
 
     def __init__(
         self,
@@ -30,12 +31,15 @@ class Journals:
         side: str,
         process: str,
         clock: Callable[[], float] = time.time,
+        *,
+        hold_for: float = 0.0,
     ) -> None:
         if side not in SIDES:
             raise ValueError(f"side is one of {SIDES}, not {side!r}")
         self.root = Path(run_dir) / "journals" / side
         self.process = process
         self.clock = clock  # the run's one clock, whatever the process's own says
+        self.hold_for = hold_for
         self._recorders: dict[str, Recorder] = {}
         self._lock = threading.Lock()
 
@@ -49,7 +53,8 @@ class Journals:
                 folder = self.root / rule
                 folder.mkdir(parents=True, exist_ok=True)
                 path = folder / f"{self.process}-{os.getpid()}.jsonl"
-                self._recorders[rule] = Recorder(path, self.process, self.clock)
+                recorder = Recorder(path, self.process, self.clock, hold_for=self.hold_for)
+                self._recorders[rule] = recorder
             return self._recorders[rule]
 
     def note_error(self, rule: str, text: str) -> None:
@@ -57,6 +62,11 @@ class Journals:
         folder = self.root / rule
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{self.process}-{os.getpid()}.error").write_text(text)
+
+    def flush(self) -> None:
+        """Every recorder's held records, to the OS now."""
+        for recorder in list(self._recorders.values()):
+            recorder.flush()
 
     def close(self) -> None:
         with self._lock:

@@ -36,6 +36,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ratelimit_harness.harness.history import Operation, Outcome
+from ratelimit_harness.harness.history.appends import AppendFile
 from ratelimit_harness.harness.history.verdict import Witness
 from ratelimit_harness.harness.load.fault_effects import fell_in
 from ratelimit_harness.limiters.policy import Policy
@@ -51,11 +52,14 @@ class Promise(NamedTuple):
 
 
 class PromiseLog:
-    """One process's promises, per rule, appended a line at a time (thread-safe)."""
+    """One process's promises, per rule, appended a line at a time (thread-safe); with
+    ``hold_for`` seconds, held in memory at most that long and written together
+    (``AppendFile.hold``: a kill loses those held, and with them only checks)."""
 
-    def __init__(self, run_dir: Path) -> None:
+    def __init__(self, run_dir: Path, *, hold_for: float = 0.0) -> None:
         self.root = run_dir / "promises"
-        self._fds: dict[str, int] = {}
+        self.hold_for = hold_for
+        self._files: dict[str, AppendFile] = {}
         self._keys_json: dict[str, str] = {}  # each identity as JSON, written once
         self._lock = threading.Lock()
 
@@ -66,14 +70,21 @@ class PromiseLog:
             f'{{"key": {key_json}, "invoke": {float(invoke)!r}, '
             f'"complete": {float(complete)!r}, "remaining": {int(remaining)}}}\n'
         ).encode()
+        file = self._files.get(rule) or self._open(rule)
+        file.hold(line)
+
+    def flush(self) -> None:
+        """The promises held, to the OS now."""
+        for file in list(self._files.values()):
+            file.flush()
+
+    def _open(self, rule: str) -> AppendFile:
         with self._lock:
-            fd = self._fds.get(rule)
-            if fd is None:
+            if rule not in self._files:
                 (self.root / rule).mkdir(parents=True, exist_ok=True)
                 path = self.root / rule / f"locust-{os.getpid()}.jsonl"
-                flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
-                fd = self._fds[rule] = os.open(path, flags, 0o644)
-            os.write(fd, line)
+                self._files[rule] = AppendFile(path, exclusive=False, hold_for=self.hold_for)
+            return self._files[rule]
 
 
 def read_promises(run_dir: Path, rule: str) -> list[Promise]:

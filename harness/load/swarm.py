@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import gevent
+from geventhttpclient.header import Headers
 from locust import FastHttpUser, events
 from locust.env import Environment
 from locust.runners import WorkerRunner
@@ -41,7 +42,13 @@ from ratelimit_harness.harness.load.client_view import ClientView, outcome_of
 from ratelimit_harness.harness.load.headers import UNCHECKED_HEADER
 from ratelimit_harness.harness.load.journals import Journals
 from ratelimit_harness.harness.load.promises import Promise, PromiseLog
-from ratelimit_harness.harness.load.rules import API_KEY_HEADER, Rules, rules_from_json, tier_of
+from ratelimit_harness.harness.load.rules import (
+    API_KEY_HEADER,
+    Rule,
+    Rules,
+    rules_from_json,
+    tier_of,
+)
 from ratelimit_harness.harness.load.shipping import Spool
 from ratelimit_harness.harness.load.truth import response_lies
 
@@ -72,12 +79,42 @@ class Plumbing:
     promises: PromiseLog | None = None
     spool: Spool | None = None  # a worker's records, where it has no run directory
     turn: itertools.count[int] = field(default_factory=itertools.count)
+    matched: dict[tuple[str, str], Rule | None] = field(default_factory=dict)  # rule_for's
+
+    def rule_for(self, path: str, api_key: str | None) -> Rule | None:
+        """The rule a request to ``path`` as ``api_key`` falls under (kept: the same few paths
+        come again and again)."""
+        asked = (path, tier_of(api_key))
+        try:
+            return self.matched[asked]
+        except KeyError:
+            if len(self.matched) >= MATCHES_KEPT:
+                self.matched.clear()
+            rule = self.matched[asked] = self.rules.match(*asked)
+            return rule
 
     def next_target(self) -> str:
         return self.targets[next(self.turn) % len(self.targets)]
 
+    def flush(self) -> None:
+        """The records held (``HOLD``), to the OS now."""
+        if self.journals is not None:
+            self.journals.flush()
+        if self.promises is not None:
+            self.promises.flush()
+
+    def flush_every(self, seconds: float) -> None:
+        """``flush``, every ``seconds``, for ever (a greenlet's work)."""
+        while True:
+            gevent.sleep(seconds)
+            self.flush()
+
 
 _process: dict[str, Plumbing] = {}  # "plumbing": this process's, once built
+# seconds a completion or a promise may wait in memory before its write: one write a request,
+# not three (a kill turns those held into requests in flight, and unchecked promises)
+HOLD = 0.25
+MATCHES_KEPT = 4096  # requests' (path, tier) whose rule is kept
 
 
 def plumbing(environment: Environment) -> Plumbing:
@@ -99,7 +136,8 @@ def plumbing(environment: Environment) -> Plumbing:
             run_dir = spool.root
         journals, promises = None, None
         if run_dir is not None and run_dir.is_dir():
-            journals, promises = Journals(run_dir, "client", "locust"), PromiseLog(run_dir)
+            journals = Journals(run_dir, "client", "locust", hold_for=HOLD)
+            promises = PromiseLog(run_dir, hold_for=HOLD)
         rules = rules_from_json(options.rules_json)
         pipes = Plumbing(
             rules,
@@ -110,6 +148,7 @@ def plumbing(environment: Environment) -> Plumbing:
             spool=spool,
         )
         _process["plumbing"] = pipes
+        gevent.spawn(pipes.flush_every, HOLD)
     return _process["plumbing"]
 
 
@@ -141,7 +180,8 @@ class ApiUser(FastHttpUser):
         from this host), costing ``cost`` where its rule reads a request's cost from a header,
         and failed by the app (502) if ``fail``; journal it, time it, check its headers.
         Returns the status (0: no answer)."""
-        rule = self.pipes.rules.match(path, tier_of(api_key))
+        pipes = self.pipes
+        rule = pipes.rule_for(path, api_key)
         headers = {rule.identity if rule else API_KEY_HEADER: api_key} if api_key else {}
         if client_ip and not api_key:
             headers["X-Forwarded-For"] = client_ip
@@ -149,12 +189,12 @@ class ApiUser(FastHttpUser):
             headers[rule.cost] = str(cost)
         if fail:
             headers[FAIL_HEADER] = "1"
-        journal = self.pipes.journals[rule.name] if rule and self.pipes.journals else None
+        journal = pipes.journals[rule.name] if rule and pipes.journals else None
         began = self._start_time()
         identity = api_key or client_ip or "127.0.0.1"
         charged = (rule.cost_of(headers.get) or 1) if rule else 1  # as the rule will read it
         token = journal.invoke(identity, charged) if journal else 0
-        url = self.pipes.next_target() + path
+        url = pipes.next_target() + path
         sent = time.time()
         with self.client.request(
             method, url, name=name or path, headers=headers, catch_response=True
@@ -162,16 +202,17 @@ class ApiUser(FastHttpUser):
             status = int(response.status_code)
             if status == 429:
                 response.success()  # a refusal is the limiter at work, not a failed request
-            answered = dict((response.headers or {}).items())
-        outcome = outcome_of(status, UNCHECKED in {k.lower() for k in answered})
+            answered = _rate_limit_headers(response.headers)
+        received = time.time()
+        outcome = outcome_of(status, UNCHECKED in answered)
         if journal:
             journal.complete(token, outcome)
         self.retry_after = None
         if rule is not None:
-            self.pipes.view.record(rule.name, outcome, time.time() - began if status else None)
+            pipes.view.record(rule.name, outcome, received - began if status else None)
             if outcome is not Outcome.UNKNOWN:
-                asked = Promise(identity, sent, time.time(), 0)  # the request, for the promise
-                self._read_headers(rule.name, f"{method} {path}", status, answered, asked)
+                asked = Promise(identity, sent, received, 0)  # the request, for the promise
+                self._read_headers(rule.name, (method, path), status, answered, asked)
         return status
 
     def call_politely(self, method: str, path: str, *, api_key: str) -> int:
@@ -183,22 +224,29 @@ class ApiUser(FastHttpUser):
             return status
         gevent.sleep(wait + 0.05)
         again = self.call(method, path, api_key=api_key)
-        rule = self.pipes.rules.match(path, tier_of(api_key))
+        rule = self.pipes.rule_for(path, api_key)
         if again == 429 and rule is not None:
             witness = f"{method} {path} refused again {wait} s after Retry-After: {wait}"
             self.pipes.view.lie(rule.name, "retry-after-broken", witness)
         return again
 
     def _read_headers(
-        self, rule: str, request: str, status: int, headers: dict[str, str], asked: Promise
+        self,
+        rule: str,
+        request: tuple[str, str],
+        status: int,
+        headers: dict[str, str],
+        asked: Promise,
     ) -> None:
-        """Check the answer's headers; keep what Remaining promised an admitted request."""
+        """Check the answer's headers to ``request`` (method, path); keep what Remaining
+        promised an admitted request."""
         lies, self.retry_after, remaining = response_lies(headers, status)
         if 200 <= status < 300 and remaining is not None and self.pipes.promises:
             self.pipes.promises.add(rule, asked._replace(remaining=remaining))
         if lies:
-            shown = {k: v for k, v in headers.items() if k.lower() in RATE_LIMIT_HEADERS}
-            witness = f"{request} -> {status} {json.dumps(shown, sort_keys=True)}"
+            shown = {k: v for k, v in headers.items() if k in RATE_LIMIT_HEADERS}
+            told = json.dumps(shown, sort_keys=True)
+            witness = f"{request[0]} {request[1]} -> {status} {told}"
             for lie in lies:
                 self.pipes.view.lie(rule, lie, witness)
 
@@ -219,14 +267,30 @@ def _no_wait() -> float:
 
 
 UNCHECKED = UNCHECKED_HEADER.lower()
-RATE_LIMIT_HEADERS = {
+RATE_LIMIT_HEADERS = (
     "x-ratelimit-limit",
     "x-ratelimit-remaining",
     "x-ratelimit-reset",
     "retry-after",
     "ratelimit-policy",
     "ratelimit",
-}
+)
+_READ = (*RATE_LIMIT_HEADERS, UNCHECKED)
+
+
+def _rate_limit_headers(headers: Headers | None) -> dict[str, str]:
+    """The answer's rate-limit headers and ``UNCHECKED``, by lower-case name (of a repeated
+    one, the last): looked up one by one, as most answers carry many others."""
+    found: dict[str, str] = {}
+    if headers is None:  # no answer
+        return found
+    for name in _READ:
+        value = headers.get(name)
+        if value is not None:
+            found[name] = value if isinstance(value, str) else value[-1]
+    return found
+
+
 _master_view = ClientView()  # the master's merge of its workers' views
 
 
@@ -239,6 +303,7 @@ def _report(client_id: str, data: dict[str, Any]) -> None:
     if "plumbing" in _process:
         pipes = _process["plumbing"]
         data["ratelimit_harness"] = pipes.view.take()
+        pipes.flush()
         if pipes.spool is not None:
             data[shipping.REPORT] = pipes.spool.take()
 
@@ -269,12 +334,17 @@ def _init(environment: Environment, **_: Any) -> None:
 
 
 def _on_stop(environment: Environment, **_: Any) -> None:
+    if "plumbing" in _process:
+        _process["plumbing"].flush()
     write_client_view(environment)
 
 
 def _on_quit(environment: Environment, **_: Any) -> None:
+    pipes = _process.get("plumbing")
+    if pipes is not None:
+        pipes.flush()
     write_client_view(environment)  # again: the workers' last reports may have come since
-    spool = _process["plumbing"].spool if "plumbing" in _process else None
+    spool = pipes.spool if pipes is not None else None
     if spool is not None:
         spool.remove()  # its last report has gone: the quit message sends one
 
