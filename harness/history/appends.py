@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable
 
 HELD_BYTES = 1 << 16  # held at most, whatever the time: a write then takes them all
 
@@ -21,11 +22,19 @@ class AppendFile:
     A thread-safe ``flush`` is for a timer: a record held by a process gone quiet waits for it.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, exclusive: bool, hold_for: float) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        exclusive: bool,
+        hold_for: float,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.path = os.fspath(path)
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_CLOEXEC
         self._fd = os.open(path, flags | (os.O_EXCL if exclusive else 0), 0o644)
         self.hold_for = hold_for
+        self._clock = clock  # what the hold is timed by
         self._held: list[bytes] = []
         self._held_bytes = 0
         self._due = 0.0  # when the first record held must be written
@@ -47,10 +56,10 @@ class AppendFile:
             return
         with self._lock:
             if not self._held:
-                self._due = time.monotonic() + self.hold_for
+                self._due = self._clock() + self.hold_for
             self._held.append(data)
             self._held_bytes += len(data)
-            if self._held_bytes >= HELD_BYTES or time.monotonic() >= self._due:
+            if self._held_bytes >= HELD_BYTES or self._clock() >= self._due:
                 self._write_held()
 
     def flush(self) -> None:

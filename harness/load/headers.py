@@ -158,6 +158,19 @@ def _integer(found: Mapping[str, str], key: str) -> int | None:
     return int(value)
 
 
+def single_quota(value: str) -> tuple[str, int] | None:
+    """The name and q of a ``RateLimit-Policy`` value of one item with q, or None."""
+    try:
+        items = _parsed_items(value, "RateLimit-Policy")
+    except HeaderError:
+        return None
+    if len(items) != 1:
+        return None
+    [(name, params)] = items.items()
+    q = params.get("q")
+    return None if name is None or q is None else (name, q)
+
+
 def _items(value: str | None, field: str) -> Mapping[str | None, Mapping[str, int]]:
     """A Structured Field list of named items: name -> its Integer parameters q, w, r, t."""
     return {} if value is None else _parsed_items(value, field)

@@ -64,6 +64,49 @@ def test_each_record_is_one_os_write_of_one_whole_line(
     assert b"".join(writes) == (tmp_path / "j.jsonl").read_bytes()
 
 
+def test_held_completions_go_with_the_next_record_that_begins_something(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    writes: list[bytes] = []
+    real_write = os.write
+
+    def spy(fd: int, data: bytes) -> int:
+        writes.append(bytes(data))
+        return real_write(fd, data)
+
+    monkeypatch.setattr(os, "write", spy)
+    path = tmp_path / "j.jsonl"
+    clock = ManualClock()
+    with Recorder(path, "app-1", clock, hold_for=3600) as recorder:
+        first = recorder.invoke("k")
+        assert [len(data.splitlines()) for data in writes] == [1]
+        clock.advance(1)
+        recorder.complete(first, Outcome.ALLOWED)
+        assert len(writes) == 1  # held
+        clock.advance(1)
+        second = recorder.invoke("k")
+        assert [len(data.splitlines()) for data in writes] == [1, 2]  # completion, then invoke
+        recorder.complete(second, Outcome.ALLOWED)
+        recorder.give_back(second)  # begins something: written at once, after what was held
+        recorder.given_back(second)  # ends it: held until the close
+        assert [len(data.splitlines()) for data in writes] == [1, 2, 2]
+    assert [len(data.splitlines()) for data in writes] == [1, 2, 2, 1]
+    events = [record["event"] for record in records(path)]
+    assert events == ["invoke", "complete", "invoke", "complete", "refund", "refunded"]
+    times = [float(str(record["time"])) for record in records(path)]
+    assert times == sorted(times)
+    assert [op.complete for op in merge_journals([path])] == [START + 1, START + 2]
+
+
+def test_held_completions_are_written_by_a_flush(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    with Recorder(path, "app-1", hold_for=3600) as recorder:
+        recorder.complete(recorder.invoke("k"), Outcome.REJECTED)
+        assert [op.outcome for op in merge_journals([path])] == [Outcome.UNKNOWN]
+        recorder.flush()
+        assert [op.outcome for op in merge_journals([path])] == [Outcome.REJECTED]
+
+
 def test_appends_after_whatever_else_was_appended(tmp_path: Path) -> None:
     # O_APPEND: a record lands at the end of the file, not at the recorder's own offset.
     path = tmp_path / "j.jsonl"
@@ -161,7 +204,7 @@ VICTIM = """
 import sys, time
 from ratelimit_harness.harness.history import Outcome, Recorder
 
-with Recorder(sys.argv[1], "victim") as recorder:
+with Recorder(sys.argv[1], "victim", hold_for=float(sys.argv[2])) as recorder:
     recorder.invoke("held")  # in flight until the kill
     for i in range(50_000):
         token = recorder.invoke(f"op-{i}")
@@ -172,12 +215,18 @@ with Recorder(sys.argv[1], "victim") as recorder:
 """
 
 
+@pytest.mark.parametrize("hold_for", [0.0, 3600.0])
 def test_a_killed_process_leaves_every_completed_operation_and_its_in_flight_one(
-    tmp_path: Path,
+    tmp_path: Path, hold_for: float
 ) -> None:
+    """Holding completions (``hold_for``) loses at most the last one: each rides with the
+    next invoke, and every invoke is written before its operation runs."""
     path = tmp_path / "victim.jsonl"
     victim = subprocess.Popen(
-        [sys.executable, "-c", VICTIM, str(path)], cwd=ROOT, stdout=subprocess.PIPE, text=True
+        [sys.executable, "-c", VICTIM, str(path), str(hold_for)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
     )
     try:
         assert victim.stdout is not None
@@ -212,3 +261,5 @@ def test_a_killed_process_leaves_every_completed_operation_and_its_in_flight_one
         Outcome.ALLOWED if len(looped) % 2 == 0 else Outcome.REJECTED,
     )
     assert (last.complete is None) == (last.outcome is Outcome.UNKNOWN)
+    if hold_for:
+        assert last.outcome is Outcome.UNKNOWN  # its completion was held when the kill came

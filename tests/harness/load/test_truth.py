@@ -2,6 +2,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from ratelimit_harness.harness.load import truth
 from ratelimit_harness.harness.load.headers import response_headers
 from ratelimit_harness.harness.load.truth import LIES, response_lies
 from ratelimit_harness.limiters import Decision, Policy
@@ -149,3 +150,77 @@ def test_the_draft_headers_alone_can_lie(
     headers: dict[str, str], status: int, expected: str
 ) -> None:
     assert expected in response_lies(headers, status)[0]
+
+
+NUMBER = st.integers(0, 10**15 - 1).map(str) | st.sampled_from(["", " 5", "05", "-1", "1.5", "٣"])
+ARABIC_INDIC = str.maketrans("0123456789", "٠١٢٣٤٥٦٧٨٩")
+# one way each to stray from the usual truth: the fast reader must see it, or say nothing
+DEFECTS = (
+    *("over budget", "r", "q", "other name", "digits", "long reset", "escape", "status"),
+    "mutated",
+)
+
+
+@st.composite
+def answers(draw: st.DrawFn) -> tuple[dict[str, str], int, bool]:
+    """Headers of the usual shape, true or with one defect (``DEFECTS``), a status, and
+    whether they are the usual truth."""
+    defect = draw(st.none() | st.sampled_from(DEFECTS))
+    name = '"quo\\\\te"' if defect == "escape" else f'"{draw(st.sampled_from(["api", "a b.1"]))}"'
+    limit = draw(st.integers(1, 10**9))
+    remaining = limit if defect == "over budget" else draw(st.integers(0, limit - 1))
+    r = remaining + 1 if defect == "r" else remaining
+    q = limit + 1 if defect == "q" else limit
+    named = '"other"' if defect == "other name" else name
+    left = str(remaining).translate(ARABIC_INDIC) if defect == "digits" else str(remaining)
+    reset = 10**15 if defect == "long reset" else draw(st.integers(0, 10**12))
+    headers = {
+        "x-ratelimit-limit": str(limit),
+        "x-ratelimit-remaining": left,
+        "x-ratelimit-reset": str(reset),
+        "ratelimit-policy": f"{name};q={q};w={draw(st.integers(1, 3600))}",
+        "ratelimit": f"{named};r={r}" + draw(st.sampled_from(["", ";t=0", ";t=42"])),
+    }
+    status = 429 if defect == "status" else draw(st.sampled_from([200, 204]))
+    if defect == "mutated":
+        status = _mutate(draw, headers, status)
+    return headers, status, defect is None
+
+
+def _mutate(draw: st.DrawFn, headers: dict[str, str], status: int) -> int:
+    """A field changed, dropped or added, or the status; the status then."""
+    field = draw(st.sampled_from(sorted(headers)))
+    kind = draw(st.sampled_from(["number", "drop", "extra", "status", "text"]))
+    if kind == "number":
+        headers[field] = draw(NUMBER)
+    elif kind == "drop":
+        del headers[field]
+    elif kind == "extra":
+        headers[draw(st.sampled_from(["retry-after", "x-ratelimit-unchecked"]))] = "1"
+    elif kind == "status":
+        status = draw(st.sampled_from([199, 299, 300, 429, 500]))
+    else:
+        headers[field] = draw(
+            st.sampled_from(
+                [
+                    '"api";q=10;w=0',
+                    '"api";q=10;w=1, "b";q=1;w=1',
+                    ' "api";r=1 ',
+                    '"api";t=1;r=1',
+                    "api;r=1",
+                ]
+            )
+        )
+    return status
+
+
+@given(answers())
+def test_the_usual_answer_read_quickly_reads_as_the_general_way(
+    case: tuple[dict[str, str], int, bool],
+) -> None:
+    headers, status, usual = case
+    quick = truth._usual_truth(headers, status)
+    assert quick is None or quick == truth._reading(headers, status)
+    if usual:
+        assert quick is not None  # the shape the instances send is read quickly
+    assert response_lies(headers, status) == truth._reading(headers, status)
