@@ -34,7 +34,8 @@ class Recorder:
     record that begins something, in the same write: one write an operation instead of two.
     A record that begins something (an invoke, a give-back) is never held, so a kill still
     leaves every operation that began; those whose end was held become in flight, ``unknown``.
-    The journal stays in time order. Call ``flush`` from a timer, for a process gone quiet.
+    The journal stays in time order (but see ``complete``'s ``at``). Call ``flush`` from a
+    timer, for a process gone quiet.
 
     ``process`` names the process in every record; times come from ``clock`` (seconds; every
     process of a run must share it). The journal must not exist yet. A recorder may be shared
@@ -75,9 +76,13 @@ class Recorder:
         self._in_flight.add(op)
         return op
 
-    def complete(self, token: int, outcome: Outcome, now: float | None = None) -> None:
+    def complete(
+        self, token: int, outcome: Outcome, now: float | None = None, *, at: float | None = None
+    ) -> None:
         """Record that the operation ``token`` ended with ``outcome``; ``now`` is the instant
-        the limiter believed it was, when it said. Each token completes once."""
+        the limiter believed it was, when it said. Each token completes once. ``at``: when it
+        ended, for a completion recorded after the fact (the journal then leaves time order,
+        which a merge does not need); by default, now by ``clock``."""
         try:
             outcome_json = _OUTCOME_JSON[outcome]
         except KeyError:
@@ -86,7 +91,7 @@ class Recorder:
             now = float(now)
             if not -_INF < now < _INF:
                 raise ValueError(f"now must be finite, not {now!r}")
-        line = complete_line(token, self._time(), outcome_json, now)
+        line = complete_line(token, self._time(at), outcome_json, now)
         try:
             self._in_flight.remove(token)
         except KeyError:
@@ -123,10 +128,13 @@ class Recorder:
     ) -> None:
         self.close()
 
-    def _time(self) -> float:
-        now = float(self._clock())
+    def _time(self, at: float | None = None) -> float:
+        """``at``, else the clock's time, as a finite float."""
+        now = float(self._clock() if at is None else at)
         if not -_INF < now < _INF:
-            raise ValueError(f"the clock said {now!r}")
+            raise ValueError(
+                f"the clock said {now!r}" if at is None else f"at must be finite, not {now!r}"
+            )
         return now
 
     def _cache_key(self, key: str) -> str:

@@ -22,6 +22,7 @@ proxy in between.
 
 from __future__ import annotations
 
+import gc
 import itertools
 import json
 import os
@@ -36,12 +37,12 @@ from locust import FastHttpUser, events
 from locust.env import Environment
 from locust.runners import WorkerRunner
 
-from ratelimit_harness.harness.history import Outcome
-from ratelimit_harness.harness.load import ENV, FAIL_HEADER, shipping
+from ratelimit_harness.harness.load import ENV, FAIL_HEADER, answers, shipping
+from ratelimit_harness.harness.load.answers import Answer, Answers
 from ratelimit_harness.harness.load.client_view import ClientView, outcome_of
 from ratelimit_harness.harness.load.headers import UNCHECKED_HEADER
 from ratelimit_harness.harness.load.journals import Journals
-from ratelimit_harness.harness.load.promises import Promise, PromiseLog
+from ratelimit_harness.harness.load.promises import PromiseLog
 from ratelimit_harness.harness.load.rules import (
     API_KEY_HEADER,
     Rule,
@@ -50,7 +51,7 @@ from ratelimit_harness.harness.load.rules import (
     tier_of,
 )
 from ratelimit_harness.harness.load.shipping import Spool
-from ratelimit_harness.harness.load.truth import response_lies
+from ratelimit_harness.harness.load.truth import RATE_LIMIT_HEADERS, advertised_wait
 
 
 def _options(parser: Any) -> None:
@@ -80,6 +81,10 @@ class Plumbing:
     spool: Spool | None = None  # a worker's records, where it has no run directory
     turn: itertools.count[int] = field(default_factory=itertools.count)
     matched: dict[tuple[str, str], Rule | None] = field(default_factory=dict)  # rule_for's
+    answers: Answers = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.answers = Answers(self.view, self.journals, self.promises)
 
     def rule_for(self, path: str, api_key: str | None) -> Rule | None:
         """The rule a request to ``path`` as ``api_key`` falls under (kept: the same few paths
@@ -96,23 +101,25 @@ class Plumbing:
     def next_target(self) -> str:
         return self.targets[next(self.turn) % len(self.targets)]
 
-    def flush(self) -> None:
-        """The records held (``HOLD``), to the OS now."""
+    def catch_up(self) -> None:
+        """Take in the answers pending; the records held (``HOLD``), to the OS now."""
+        self.answers.take_in()
         if self.journals is not None:
             self.journals.flush()
         if self.promises is not None:
             self.promises.flush()
 
-    def flush_every(self, seconds: float) -> None:
-        """``flush``, every ``seconds``, for ever (a greenlet's work)."""
+    def keep_up(self, seconds: float) -> None:
+        """``catch_up``, every ``seconds``, for ever (a greenlet's work)."""
         while True:
             gevent.sleep(seconds)
-            self.flush()
+            self.catch_up()
 
 
 _process: dict[str, Plumbing] = {}  # "plumbing": this process's, once built
-# seconds a completion or a promise may wait in memory before its write: one write a request,
-# not three (a kill turns those held into requests in flight, and unchecked promises)
+# seconds a completion or a promise may wait in memory before its write, at most: they go
+# together, not one write each (a kill turns those held into requests in flight, and
+# unchecked promises); ``catch_up`` writes them sooner
 HOLD = 0.25
 MATCHES_KEPT = 4096  # requests' (path, tier) whose rule is kept
 
@@ -148,7 +155,12 @@ def plumbing(environment: Environment) -> Plumbing:
             spool=spool,
         )
         _process["plumbing"] = pipes
-        gevent.spawn(pipes.flush_every, HOLD)
+        gevent.spawn(pipes.keep_up, answers.EVERY)
+        # What is alive now (Locust's modules and the harness's) lives until the end: out of
+        # the cyclic collector's sight, it scans only what the swarm allocates (a tenth of
+        # the harness's cost a request, measured).
+        gc.collect()
+        gc.freeze()
     return _process["plumbing"]
 
 
@@ -161,7 +173,7 @@ class ApiUser(FastHttpUser):
     def on_start(self) -> None:
         self.pipes = plumbing(self.environment)
         self.next_send = time.time()
-        self.retry_after: int | None = None  # what the last answer advertised
+        self.retry_after: int | None = None  # what the last refusal advertised
         if self.pipes.constant_rate:  # the schedule paces the requests, not the pattern's waits
             self.wait_time = _no_wait  # type: ignore[method-assign]
 
@@ -178,8 +190,8 @@ class ApiUser(FastHttpUser):
     ) -> int:
         """Send one request to the next instance as ``api_key`` (else from ``client_ip``, else
         from this host), costing ``cost`` where its rule reads a request's cost from a header,
-        and failed by the app (502) if ``fail``; journal it, time it, check its headers.
-        Returns the status (0: no answer)."""
+        and failed by the app (502) if ``fail``; journal it, and hand its answer to be timed,
+        journalled and checked (``harness.load.answers``). Returns the status (0: no answer)."""
         pipes = self.pipes
         rule = pipes.rule_for(path, api_key)
         headers = {rule.identity if rule else API_KEY_HEADER: api_key} if api_key else {}
@@ -193,7 +205,7 @@ class ApiUser(FastHttpUser):
         began = self._start_time()
         identity = api_key or client_ip or "127.0.0.1"
         charged = (rule.cost_of(headers.get) or 1) if rule else 1  # as the rule will read it
-        token = journal.invoke(identity, charged) if journal else 0
+        token = journal.invoke(identity, charged) if journal else None
         url = pipes.next_target() + path
         sent = time.time()
         with self.client.request(
@@ -204,15 +216,15 @@ class ApiUser(FastHttpUser):
                 response.success()  # a refusal is the limiter at work, not a failed request
             answered = _rate_limit_headers(response.headers)
         received = time.time()
-        outcome = outcome_of(status, UNCHECKED in answered)
-        if journal:
-            journal.complete(token, outcome)
-        self.retry_after = None
+        self.retry_after = advertised_wait(answered) if status == 429 else None
         if rule is not None:
-            pipes.view.record(rule.name, outcome, received - began if status else None)
-            if outcome is not Outcome.UNKNOWN:
-                asked = Promise(identity, sent, received, 0)  # the request, for the promise
-                self._read_headers(rule.name, (method, path), status, answered, asked)
+            outcome = outcome_of(status, UNCHECKED in answered)
+            request = f"{method} {path}"
+            pipes.answers.add(
+                Answer(
+                    rule, token, outcome, status, began, sent, received, identity, answered, request
+                )
+            )
         return status
 
     def call_politely(self, method: str, path: str, *, api_key: str) -> int:
@@ -229,26 +241,6 @@ class ApiUser(FastHttpUser):
             witness = f"{method} {path} refused again {wait} s after Retry-After: {wait}"
             self.pipes.view.lie(rule.name, "retry-after-broken", witness)
         return again
-
-    def _read_headers(
-        self,
-        rule: str,
-        request: tuple[str, str],
-        status: int,
-        headers: dict[str, str],
-        asked: Promise,
-    ) -> None:
-        """Check the answer's headers to ``request`` (method, path); keep what Remaining
-        promised an admitted request."""
-        lies, self.retry_after, remaining = response_lies(headers, status)
-        if 200 <= status < 300 and remaining is not None and self.pipes.promises:
-            self.pipes.promises.add(rule, asked._replace(remaining=remaining))
-        if lies:
-            shown = {k: v for k, v in headers.items() if k in RATE_LIMIT_HEADERS}
-            told = json.dumps(shown, sort_keys=True)
-            witness = f"{request[0]} {request[1]} -> {status} {told}"
-            for lie in lies:
-                self.pipes.view.lie(rule, lie, witness)
 
     def _start_time(self) -> float:
         """When this request counts from: now, or in constant-rate mode its intended send time
@@ -267,27 +259,17 @@ def _no_wait() -> float:
 
 
 UNCHECKED = UNCHECKED_HEADER.lower()
-RATE_LIMIT_HEADERS = (
-    "x-ratelimit-limit",
-    "x-ratelimit-remaining",
-    "x-ratelimit-reset",
-    "retry-after",
-    "ratelimit-policy",
-    "ratelimit",
-)
-_READ = (*RATE_LIMIT_HEADERS, UNCHECKED)
+_READ = frozenset((*RATE_LIMIT_HEADERS, UNCHECKED))
 
 
 def _rate_limit_headers(headers: Headers | None) -> dict[str, str]:
     """The answer's rate-limit headers and ``UNCHECKED``, by lower-case name (of a repeated
-    one, the last): looked up one by one, as most answers carry many others."""
+    one, the last)."""
     found: dict[str, str] = {}
-    if headers is None:  # no answer
-        return found
-    for name in _READ:
-        value = headers.get(name)
-        if value is not None:
-            found[name] = value if isinstance(value, str) else value[-1]
+    for name, value in headers.items() if headers is not None else ():
+        lower = name.lower()
+        if lower in _READ:
+            found[lower] = value
     return found
 
 
@@ -302,8 +284,8 @@ def master_view() -> ClientView:
 def _report(client_id: str, data: dict[str, Any]) -> None:
     if "plumbing" in _process:
         pipes = _process["plumbing"]
+        pipes.catch_up()
         data["ratelimit_harness"] = pipes.view.take()
-        pipes.flush()
         if pipes.spool is not None:
             data[shipping.REPORT] = pipes.spool.take()
 
@@ -335,14 +317,14 @@ def _init(environment: Environment, **_: Any) -> None:
 
 def _on_stop(environment: Environment, **_: Any) -> None:
     if "plumbing" in _process:
-        _process["plumbing"].flush()
+        _process["plumbing"].catch_up()
     write_client_view(environment)
 
 
 def _on_quit(environment: Environment, **_: Any) -> None:
     pipes = _process.get("plumbing")
     if pipes is not None:
-        pipes.flush()
+        pipes.catch_up()
     write_client_view(environment)  # again: the workers' last reports may have come since
     spool = pipes.spool if pipes is not None else None
     if spool is not None:

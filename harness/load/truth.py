@@ -34,6 +34,16 @@ LIES = (
 )
 
 
+RATE_LIMIT_HEADERS = (  # by lower-case name
+    "x-ratelimit-limit",
+    "x-ratelimit-remaining",
+    "x-ratelimit-reset",
+    "retry-after",
+    "ratelimit-policy",
+    "ratelimit",
+)
+
+
 class Reading(NamedTuple):
     """What a client made of one response's headers."""
 
@@ -45,6 +55,13 @@ class Reading(NamedTuple):
 def response_lies(headers: Mapping[str, str], status: int) -> Reading:
     """The lies in one response's headers, and the Retry-After and Remaining it advertised."""
     return _usual_truth(headers, status) or _reading(headers, status)
+
+
+def advertised_wait(headers: Mapping[str, str]) -> int | None:
+    """``Retry-After`` (by its lower-case name) in whole seconds; None when absent or not a
+    whole number."""
+    value = headers.get("retry-after", "").strip()
+    return int(value) if value.isdigit() and value.isascii() and len(value) <= 15 else None
 
 
 def _reading(headers: Mapping[str, str], status: int) -> Reading:

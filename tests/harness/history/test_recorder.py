@@ -263,3 +263,20 @@ def test_a_killed_process_leaves_every_completed_operation_and_its_in_flight_one
     assert (last.complete is None) == (last.outcome is Outcome.UNKNOWN)
     if hold_for:
         assert last.outcome is Outcome.UNKNOWN  # its completion was held when the kill came
+
+
+def test_a_completion_recorded_after_the_fact_keeps_its_own_time(tmp_path: Path) -> None:
+    path = tmp_path / "j.jsonl"
+    clock = ManualClock()
+    with Recorder(path, "app-1", clock) as recorder:
+        first = recorder.invoke("k")
+        clock.advance(2)
+        second = recorder.invoke("k")
+        recorder.complete(first, Outcome.ALLOWED, at=START + 1)  # before the second began
+        recorder.complete(second, Outcome.REJECTED)
+        with pytest.raises(ValueError, match="at must be finite"):
+            recorder.complete(second + 1, Outcome.ALLOWED, at=math.inf)
+    assert [(op.invoke, op.complete) for op in merge_journals([path])] == [
+        (START, START + 1),
+        (START + 2, START + 2),
+    ]
