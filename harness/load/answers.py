@@ -17,10 +17,12 @@ their promises unchecked, as if those answers had never come.
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import NamedTuple
 
 from ratelimit_harness.harness.history import Outcome
-from ratelimit_harness.harness.load.client_view import ClientView
+from ratelimit_harness.harness.load.client_view import ClientView, outcome_of
+from ratelimit_harness.harness.load.headers import UNCHECKED_HEADER
 from ratelimit_harness.harness.load.journals import Journals
 from ratelimit_harness.harness.load.promises import Promise, PromiseLog
 from ratelimit_harness.harness.load.rules import Rule
@@ -33,13 +35,12 @@ PENDING_AT_MOST = 4096  # answers waiting; one more and they are taken in at onc
 class Answer(NamedTuple):
     rule: Rule
     token: int | None  # the operation's, in the client journal of the rule (None: no journal)
-    outcome: Outcome
     status: int  # 0: no answer
     began: float  # when its latency counts from
     sent: float
     received: float
     identity: str
-    headers: dict[str, str]  # its rate-limit headers, by lower-case name
+    headers: Iterable[tuple[str, str]]  # the answer's, as (name, value) pairs in any case
     request: str  # "METHOD /path"
 
 
@@ -64,18 +65,35 @@ class Answers:
             self._take(answer)
 
     def _take(self, answer: Answer) -> None:
-        rule, outcome, status = answer.rule.name, answer.outcome, answer.status
+        rule, status = answer.rule.name, answer.status
+        headers = rate_limit_headers(answer.headers)
+        outcome = outcome_of(status, UNCHECKED in headers)
         if answer.token is not None and self.journals is not None:
             self.journals[rule].complete(answer.token, outcome, at=answer.received)
         self.view.record(rule, outcome, answer.received - answer.began if status else None)
         if outcome is Outcome.UNKNOWN:
             return
-        lies, _, remaining = response_lies(answer.headers, status)
+        lies, _, remaining = response_lies(headers, status)
         if 200 <= status < 300 and remaining is not None and self.promises is not None:
             promise = Promise(answer.identity, answer.sent, answer.received, remaining)
             self.promises.add(rule, promise)
         if lies:
-            shown = {k: v for k, v in answer.headers.items() if k in RATE_LIMIT_HEADERS}
+            shown = {k: v for k, v in headers.items() if k in RATE_LIMIT_HEADERS}
             witness = f"{answer.request} -> {status} {json.dumps(shown, sort_keys=True)}"
             for lie in lies:
                 self.view.lie(rule, lie, witness)
+
+
+UNCHECKED = UNCHECKED_HEADER.lower()
+_READ = frozenset((*RATE_LIMIT_HEADERS, UNCHECKED))
+
+
+def rate_limit_headers(headers: Iterable[tuple[str, str]]) -> dict[str, str]:
+    """The rate-limit headers and ``UNCHECKED`` of an answer's, by lower-case name (of a
+    repeated one, the last)."""
+    found: dict[str, str] = {}
+    for name, value in headers:
+        lower = name.lower()
+        if lower in _READ:
+            found[lower] = value
+    return found

@@ -32,15 +32,13 @@ from pathlib import Path
 from typing import Any
 
 import gevent
-from geventhttpclient.header import Headers
 from locust import FastHttpUser, events
 from locust.env import Environment
 from locust.runners import WorkerRunner
 
 from ratelimit_harness.harness.load import ENV, FAIL_HEADER, answers, shipping
-from ratelimit_harness.harness.load.answers import Answer, Answers
-from ratelimit_harness.harness.load.client_view import ClientView, outcome_of
-from ratelimit_harness.harness.load.headers import UNCHECKED_HEADER
+from ratelimit_harness.harness.load.answers import Answer, Answers, rate_limit_headers
+from ratelimit_harness.harness.load.client_view import ClientView
 from ratelimit_harness.harness.load.journals import Journals
 from ratelimit_harness.harness.load.promises import PromiseLog
 from ratelimit_harness.harness.load.rules import (
@@ -51,7 +49,7 @@ from ratelimit_harness.harness.load.rules import (
     tier_of,
 )
 from ratelimit_harness.harness.load.shipping import Spool
-from ratelimit_harness.harness.load.truth import RATE_LIMIT_HEADERS, advertised_wait
+from ratelimit_harness.harness.load.truth import advertised_wait
 
 
 def _options(parser: Any) -> None:
@@ -214,17 +212,15 @@ class ApiUser(FastHttpUser):
             status = int(response.status_code)
             if status == 429:
                 response.success()  # a refusal is the limiter at work, not a failed request
-            answered = _rate_limit_headers(response.headers)
+            answered = response.headers
         received = time.time()
-        self.retry_after = advertised_wait(answered) if status == 429 else None
+        self.retry_after = None
+        if answered is not None and status == 429:
+            self.retry_after = advertised_wait(rate_limit_headers(answered.items()))
         if rule is not None:
-            outcome = outcome_of(status, UNCHECKED in answered)
-            request = f"{method} {path}"
-            pipes.answers.add(
-                Answer(
-                    rule, token, outcome, status, began, sent, received, identity, answered, request
-                )
-            )
+            told = answered.items() if answered is not None else ()
+            answer = (rule, token, status, began, sent, received, identity, told)
+            pipes.answers.add(Answer(*answer, f"{method} {path}"))
         return status
 
     def call_politely(self, method: str, path: str, *, api_key: str) -> int:
@@ -256,21 +252,6 @@ class ApiUser(FastHttpUser):
 
 def _no_wait() -> float:
     return 0.0
-
-
-UNCHECKED = UNCHECKED_HEADER.lower()
-_READ = frozenset((*RATE_LIMIT_HEADERS, UNCHECKED))
-
-
-def _rate_limit_headers(headers: Headers | None) -> dict[str, str]:
-    """The answer's rate-limit headers and ``UNCHECKED``, by lower-case name (of a repeated
-    one, the last)."""
-    found: dict[str, str] = {}
-    for name, value in headers.items() if headers is not None else ():
-        lower = name.lower()
-        if lower in _READ:
-            found[lower] = value
-    return found
 
 
 _master_view = ClientView()  # the master's merge of its workers' views

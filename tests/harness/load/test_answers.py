@@ -25,11 +25,10 @@ TRUE = {
 }
 
 
-def answered(
-    journals: Journals, at: float, status: int, headers: dict[str, str], outcome: Outcome
-) -> Answer:
+def answered(journals: Journals, at: float, status: int, headers: dict[str, str]) -> Answer:
     token = journals["api"].invoke("alice")
-    return Answer(API, token, outcome, status, at - 0.2, at - 0.1, at, "alice", headers, "GET /x")
+    told = headers.items()
+    return Answer(API, token, status, at - 0.2, at - 0.1, at, "alice", told, "GET /x")
 
 
 def test_nothing_is_recorded_until_taken_in_and_then_all_of_it(tmp_path: Path) -> None:
@@ -40,9 +39,9 @@ def test_nothing_is_recorded_until_taken_in_and_then_all_of_it(tmp_path: Path) -
     )
     taking = Answers(view, journals, promises)
     told_too_much = {**TRUE, "x-ratelimit-remaining": "10", "ratelimit": '"api";r=10'}
-    taking.add(answered(journals, 100.0, 200, TRUE, Outcome.ALLOWED))
-    taking.add(answered(journals, 101.0, 200, told_too_much, Outcome.ALLOWED))
-    taking.add(answered(journals, 102.0, 0, {}, Outcome.UNKNOWN))  # no answer
+    taking.add(answered(journals, 100.0, 200, TRUE))
+    taking.add(answered(journals, 101.0, 200, told_too_much))
+    taking.add(answered(journals, 102.0, 0, {}))  # no answer
     [path] = journal_paths(tmp_path, "client", "api")
     assert [op.outcome for op in merge_journals([path])] == [Outcome.UNKNOWN] * 3
     assert view.outcomes == {}
@@ -71,8 +70,22 @@ def test_too_many_pending_are_taken_in_at_once(
     journals, view = Journals(tmp_path, "client", "locust", clock=lambda: 99.0), ClientView()
     taking = Answers(view, journals, None)
     for n in range(2):
-        taking.add(answered(journals, 100.0 + n, 429, {}, Outcome.REJECTED))
+        taking.add(answered(journals, 100.0 + n, 429, {}))
     assert view.outcomes == {}
-    taking.add(answered(journals, 103.0, 429, {}, Outcome.REJECTED))
+    taking.add(answered(journals, 103.0, 429, {}))
     assert view.outcomes["api"] == {"rejected": 3}
     assert taking.pending == []
+
+
+def test_header_names_are_read_in_any_case_and_unchecked_decides_nothing(
+    tmp_path: Path,
+) -> None:
+    journals, view = Journals(tmp_path, "client", "locust", clock=lambda: 99.0), ClientView()
+    taking = Answers(view, journals, PromiseLog(tmp_path))
+    shouting = {name.upper(): value for name, value in TRUE.items()}
+    taking.add(answered(journals, 100.0, 200, shouting))
+    taking.add(answered(journals, 101.0, 200, {"X-RateLimit-Unchecked": "1"}))
+    taking.take_in()
+    assert view.outcomes["api"] == {"allowed": 1, "unknown": 1}
+    assert read_promises(tmp_path, "api") == [Promise("alice", 99.9, 100.0, 4)]
+    assert view.lies == {}
