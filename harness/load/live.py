@@ -14,7 +14,10 @@ a wrongful rejection the next round takes back. Each journal is written in time 
 stamps and writes each record in one step, on one thread), so it is complete up to the last instant
 it holds; one gone quiet is complete up to ``settle`` seconds (``SETTLE``) before the round began,
 the time a record takes at most to reach its file (only a process stopped for longer between
-stamping a record and writing it escapes this). The horizon is the earliest of these; behind it the
+stamping a record and writing it escapes this). The clients' journals are the exception: a
+Locust process writes its completions by the batch (``harness.load.answers``), a few hundredths
+of a second after invokes stamped later. Until its completion comes, an operation is in flight,
+which only widens what the checkers allow. The horizon is the earliest of these; behind it the
 judge sees what the final verdict sees, and judges it by the final verdict's rules: an operation
 invoked before the horizon and not completed before it is in flight, ``unknown`` (as a killed
 instance's are), a promise of ``X-RateLimit-Remaining`` is judged once, when its answer came
