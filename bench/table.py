@@ -66,7 +66,7 @@ BENCHES = {
     "race_test_time": ([], ["--jobs", "all"]),
     "schedule_rate": ([], ["--rounds", "1", "--limiter", "fixed-window-lua"]),
     "history_overhead": ([], ["--ops", "20000", "--lines", "100000", "--merge-ops", "10000"]),
-    "load_speed": ([], ["--seconds", "2"]),
+    "load_speed": (["--seconds", "10", "--rounds", "3"], ["--seconds", "2", "--rounds", "1"]),
     "proxy_latency": ([], ["--commands", "1000", "--repeat", "2"]),
     "fault_proxy_latency": ([], ["--commands", "1000", "--repeat", "2"]),
     "program_rows": ([], ["--rows", "naive-get-set", "--repeat", "1"]),

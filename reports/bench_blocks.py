@@ -240,9 +240,12 @@ def race_speed(benches: Benches) -> list[str]:
 
 @block(["load_speed"], ["default"])
 def load_speed(benches: Benches) -> list[str]:
-    """The middleware's cost, Locust's ceiling and latency under the default swarm."""
+    """The middleware's cost, Locust's ceiling, the swarm against Locust alone, the live view's
+    lag and latency under the default swarm."""
     cost = rows(benches, "load_speed", "load: middleware cost")
     ceiling = rows(benches, "load_speed", "load: Locust ceiling")
+    against = rows(benches, "load_speed", "load: swarm / bare Locust")
+    live = rows(benches, "load_speed", "load: live view")
     swarm = rows(benches, "load_speed", "load: default swarm")
     lines = ["The middleware's cost (wrk, 64 connections, one instance):", ""]
     if cost:
@@ -260,6 +263,11 @@ def load_speed(benches: Benches) -> list[str]:
         for r in ceiling
     )
     lines += ["", f"Locust's ceiling (no waits, 64 users), Locust processes: {sent}.", ""]
+    if against:
+        each = "; ".join(f"{r['processes']}: {r['value']:.2f}x ({r['note']})" for r in against)
+        lines += [f"The swarm against Locust alone, Locust processes: {each}.", ""]
+    if live:
+        lines += [f"The live view: {live[0]['value']:.3f} ({live[0]['note']}).", ""]
     lines += ["Under the default swarm:", ""]
     headers = ["limiter", "requests/s", "p50 ms", "p99 ms", "p99.9 ms"]
     table = [
