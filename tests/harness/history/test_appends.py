@@ -3,27 +3,12 @@ next write, a flush, its time, a full buffer or the close, and keeps its place."
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
 from ratelimit_harness.harness.history import appends
 from ratelimit_harness.harness.history.appends import AppendFile
-
-
-@pytest.fixture
-def writes(monkeypatch: pytest.MonkeyPatch) -> list[bytes]:
-    """Every os.write's data, as it goes to the OS."""
-    seen: list[bytes] = []
-    real_write = os.write
-
-    def spy(fd: int, data: bytes) -> int:
-        seen.append(bytes(data))
-        return real_write(fd, data)
-
-    monkeypatch.setattr(os, "write", spy)
-    return seen
 
 
 class Clock:

@@ -44,17 +44,7 @@ def test_invoke_is_on_disk_before_the_operation_completes(tmp_path: Path) -> Non
         ]
 
 
-def test_each_record_is_one_os_write_of_one_whole_line(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    writes: list[bytes] = []
-    real_write = os.write
-
-    def spy(fd: int, data: bytes) -> int:
-        writes.append(bytes(data))
-        return real_write(fd, data)
-
-    monkeypatch.setattr(os, "write", spy)
+def test_each_record_is_one_os_write_of_one_whole_line(tmp_path: Path, writes: list[bytes]) -> None:
     with Recorder(tmp_path / "j.jsonl", "app-1") as recorder:
         token = recorder.invoke("k")
         assert len(writes) == 1
@@ -65,16 +55,8 @@ def test_each_record_is_one_os_write_of_one_whole_line(
 
 
 def test_held_completions_go_with_the_next_record_that_begins_something(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, writes: list[bytes]
 ) -> None:
-    writes: list[bytes] = []
-    real_write = os.write
-
-    def spy(fd: int, data: bytes) -> int:
-        writes.append(bytes(data))
-        return real_write(fd, data)
-
-    monkeypatch.setattr(os, "write", spy)
     path = tmp_path / "j.jsonl"
     clock = ManualClock()
     with Recorder(path, "app-1", clock, hold_for=3600) as recorder:
