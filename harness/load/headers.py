@@ -180,9 +180,20 @@ def _items(value: str | None, field: str) -> Mapping[str | None, Mapping[str, in
 def _parsed_items(value: str, field: str) -> Mapping[str | None, Mapping[str, int]]:
     """``_items`` of a header's value, kept: a swarm reads the same few values again and again
     (``RateLimit-Policy`` is one per rule), so most are parsed once. Read only."""
+    return _one_item(value) or _listed_items(value, field)
+
+
+def _one_item(value: str) -> dict[str | None, dict[str, int]] | None:
+    """``_items`` of a value of one item in the shape most servers send (``_ONE_ITEM``), read
+    quickly; None for any other."""
     one = _ONE_ITEM.fullmatch(value)
-    if one is not None and ";w=0" not in one[2]:
-        return {one[1]: {key: int(number) for key, number in _ONE_PARAM.findall(one[2])}}
+    if one is None or ";w=0" in one[2]:
+        return None
+    return {one[1]: {key: int(number) for key, number in _ONE_PARAM.findall(one[2])}}
+
+
+def _listed_items(value: str, field: str) -> dict[str | None, dict[str, int]]:
+    """``_items``, read the general way."""
     items: dict[str | None, dict[str, int]] = {}
     pos = 0
     while pos < len(value):

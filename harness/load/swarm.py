@@ -27,6 +27,7 @@ from __future__ import annotations
 import gc
 import itertools
 import json
+import logging
 import os
 import time
 from dataclasses import dataclass, field
@@ -110,10 +111,14 @@ class Plumbing:
             self.promises.flush()
 
     def keep_up(self, seconds: float) -> None:
-        """``catch_up``, every ``seconds``, for ever (a greenlet's work)."""
+        """``catch_up``, every ``seconds``, for ever (a greenlet's work). A failure is logged,
+        and the next round goes on: the rest of the run's answers are still taken in."""
         while True:
             gevent.sleep(seconds)
-            self.catch_up()
+            try:
+                self.catch_up()
+            except Exception:
+                logging.getLogger(__name__).exception("taking in the answers failed")
 
 
 _process: dict[str, Plumbing] = {}  # "plumbing": this process's, once built

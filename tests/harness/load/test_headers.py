@@ -1,5 +1,8 @@
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
+from ratelimit_harness.harness.load import headers
 from ratelimit_harness.harness.load.headers import (
     Advertised,
     HeaderError,
@@ -253,3 +256,26 @@ def test_a_limit_for_another_policy_is_refused() -> None:
 def test_a_rule_name_no_string_can_hold_is_refused() -> None:
     with pytest.raises(HeaderError, match="ASCII"):
         response_headers("café", Policy.parse("gcra:capacity=2,rate=1"), Decision(True), NOW)
+
+
+PARAM = st.tuples(
+    st.sampled_from("qrtwx"), st.sampled_from(["0", "5", "05", "10", "999999999999999", "1" * 16])
+)
+
+
+@given(
+    st.sampled_from(['"api"', '"a b.1"', '"quo\\\\te"', "token", '"semi;colon"', '""']),
+    st.lists(PARAM, max_size=4).map(lambda ps: "".join(f";{k}={v}" for k, v in ps)),
+    st.sampled_from(["", " ", "\t", ", next", ",", ";"]),
+)
+def test_one_item_read_quickly_reads_as_the_general_way(name: str, params: str, tail: str) -> None:
+    value = f" {name}{params}{tail}"
+    quick = headers._one_item(value)
+    try:
+        general: object = headers._listed_items(value, "RateLimit")
+    except HeaderError:
+        general = HeaderError
+    assert quick is None or quick == general
+    usual = name == '"api"' and params and ";x=" not in params and tail.isspace()
+    if usual and general is not HeaderError:
+        assert quick is not None  # the usual shape takes the quick road
