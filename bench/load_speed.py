@@ -8,7 +8,8 @@
 3. the swarm against Locust alone, on the same two instances: 64 users with no wait send
    ``GET /api/items`` with one ``X-API-Key``, first as a plain ``FastHttpUser`` (nothing
    journalled or checked), then as the harness's ``ApiUser`` through ``load --target``; the
-   ratio is what journalling, header checks and the live judge cost, in 1 and 2 processes;
+   ratio is what journalling, header checks and the live judge cost, in 1 and 2 processes
+   (each ``--rounds`` times, in turn: the medians, and the spread of the rounds' ratios);
 4. the live view's lag under that swarm, in the web UI: every 2 s, as the page polls, the
    decisions the Correctness tab shows against the requests Locust counted, in one answer;
 5. each correct limiter behind four instances under the default swarm: p50 and p99 as the
@@ -331,12 +332,21 @@ TABLES = {
 }
 
 
+def _at_least_one(text: str) -> int:
+    if not text.isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"a whole number from 1, not {text!r}")
+    return int(text)
+
+
 def main() -> None:
     options = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     options.add_argument("--seconds", type=float, default=5)
     options.add_argument("--table", choices=TABLES, help="run this table only")
     options.add_argument(
-        "--rounds", type=int, default=3, help="the swarm table's runs of each (default: 3)"
+        "--rounds",
+        type=_at_least_one,
+        default=3,
+        help="the swarm table's runs of each (default: 3)",
     )
     options.add_argument("--json", action="store_true", help="end with one JSON line")
     args = options.parse_args()

@@ -9,7 +9,14 @@ from typing import Any
 
 import pytest
 
-from ratelimit_harness.reports.bench_blocks import BLOCKS, decisions, explorer, measured, race_speed
+from ratelimit_harness.reports.bench_blocks import (
+    BLOCKS,
+    decisions,
+    explorer,
+    load_speed,
+    measured,
+    race_speed,
+)
 from ratelimit_harness.reports.bench_docs import (
     ROOT,
     begin,
@@ -188,6 +195,26 @@ def test_race_speed_counts_the_searches_over_their_goal() -> None:
         "1 of the 2 searches within their goal; the slowest, token-bucket-client-clock's "
         "over-admission, at 1.25 of it; 1 missed in all."
     )
+
+
+def test_load_speed_gives_the_swarm_against_locust_alone_and_the_live_view() -> None:
+    def row(measure: str, what: str, value: float, note: str, **more: Any) -> dict[str, Any]:
+        return {"measure": measure, "what": what, "value": value, "unit": "", "note": note, **more}
+
+    against = "load: swarm / bare Locust"
+    rows = [
+        row("load: Locust ceiling", "1 process(es)", 2000.0, "", processes=1),
+        row(against, "1 process(es)", 0.93, "median of 3 rounds", processes=1),
+        row(against, "2 process(es)", 0.875, "median of 3 rounds, ratios 0.84-0.90", processes=2),
+        row("load: live view", "no-wait swarm", 0.9981, "farthest from 1 of 5 polls"),
+    ]
+    text = load_speed({"load_speed": entry(rows)})
+    assert "not measured: `wrk` was not installed" in text
+    assert (
+        "The swarm against Locust alone, Locust processes: 1: 0.93x (median of 3 rounds); "
+        "2: 0.88x (median of 3 rounds, ratios 0.84-0.90)."
+    ) in text
+    assert "The live view: 0.998 (farthest from 1 of 5 polls)." in text
 
 
 def faults_cell(fault: str, limiter: str, **figures: Any) -> dict[str, Any]:
