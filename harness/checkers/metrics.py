@@ -8,7 +8,6 @@ from operator import itemgetter
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from ratelimit_harness.harness.checkers.columns import OUTCOMES, Columns, Floats
 
@@ -46,22 +45,18 @@ def nearest_rank(
     """The nearest-rank percentile of the latencies in ``parts`` (``array(part)`` gives each
     part's, sorted; ``total`` of them in all), 0 for none. Across several parts the value is
     found by a binary search of its bits (a latency is never negative, and non-negative floats
-    order as their bits do), each part's array asked for anew at each step: an array mapped
-    from a file is then read a few pages a step, never held whole."""
+    order as their bits do), each part's array asked for once: one mapped from a file is read
+    a few pages a step, never whole."""
     if not total:
         return 0.0
     rank = max(1, math.ceil(percent / 100 * total))
     if len(parts) == 1:
         return float(array(parts[0])[rank - 1])
-
-    def bits(part: object) -> npt.NDArray[np.int64]:
-        return array(part).view(np.int64)
-
-    ends = [(int(b[0]), int(b[-1])) for b in map(bits, parts) if len(b)]
-    low, high = min(first for first, _ in ends), max(last for _, last in ends)
+    every = [bits for bits in (array(part).view(np.int64) for part in parts) if len(bits)]
+    low, high = min(int(bits[0]) for bits in every), max(int(bits[-1]) for bits in every)
     while low < high:  # the least value with ``rank`` latencies at or below it
         middle = (low + high) // 2
-        if sum(int(np.searchsorted(bits(part), middle, "right")) for part in parts) >= rank:
+        if sum(int(np.searchsorted(bits, middle, "right")) for bits in every) >= rank:
             high = middle
         else:
             low = middle + 1

@@ -59,6 +59,7 @@ from ratelimit_harness.harness.checkers.state import collision_witnesses
 from ratelimit_harness.harness.errors import EnvironmentFailure
 from ratelimit_harness.harness.history import HistoryError, Operation, read_history
 from ratelimit_harness.harness.history.jsonl import operations_of_lines
+from ratelimit_harness.harness.history.records import collector_paused
 from ratelimit_harness.harness.history.verdict import MAX_WITNESSES, Verdict, Violation, Witness
 from ratelimit_harness.limiters.policy import Policy
 
@@ -133,7 +134,7 @@ def judge_file(
         verdict = check(history, policy, ttls, unjudged=unjudged)
         return verdict, [beside(history, _numbered(extra))] if beside else []
     workers = workers or os.cpu_count() or 1
-    parts = min(MAX_PARTS, math.ceil(size / part_bytes))
+    parts = part_count(size, part_bytes, workers)
     folder = tempfile.mkdtemp(prefix="ratelimit-harness-parts-")
     try:
         _need_room(folder, size)
@@ -159,6 +160,14 @@ def judge_file(
         raise EnvironmentFailure(f"a worker judging {path} died: {error}") from None
     finally:
         shutil.rmtree(folder, ignore_errors=True)
+
+
+def part_count(size: int, part_bytes: int, workers: int) -> int:
+    """How many parts a file of ``size`` bytes is cut into: enough for each to hold about
+    ``part_bytes``, and a multiple of ``workers`` (so each worker judges as many; 5 parts on 2
+    workers would leave one idle for the last), ``MAX_PARTS`` at most."""
+    rounds = math.ceil(math.ceil(size / part_bytes) / workers)
+    return min(MAX_PARTS, rounds * workers)
 
 
 def _numbered(paths: Sequence[str]) -> list[tuple[int, bytes]]:
@@ -262,7 +271,7 @@ def _route(path: str, span: tuple[int, int], folder: str, index: str, parts: int
     start, stop = span
     number = 0
     try:
-        with open(path, "rb") as source, _PartFiles(folder, index) as files:
+        with collector_paused(), open(path, "rb") as source, _PartFiles(folder, index) as files:
             source.seek(start)
             for lines in _batches(source, stop - start):
                 for part, kept, numbers in _grouped(lines, number, part_of):
@@ -310,18 +319,19 @@ class _PartOf(dict[str | None, int]):
 def _batches(source: BinaryIO, size: int) -> Iterator[list[bytes]]:
     """The next ``size`` bytes of ``source`` as lines, each without its newline (cut as
     ``read_history`` cuts them), ``BATCH_BYTES`` at a time."""
-    carry = b""
+    carry = b""  # the start of a line the next chunk ends
     while size > 0:
         chunk = source.read(min(BATCH_BYTES, size))
         if not chunk:
             break
         size -= len(chunk)
-        data = carry + chunk
-        cut = data.rfind(b"\n") + 1 if size > 0 else len(data)
-        data, carry = data[:cut], data[cut:]
-        yield _lines_of(data)
+        lines = chunk.split(b"\n")  # the chunk is not copied whole: only a line is joined
+        lines[0] = carry + lines[0]
+        carry = lines.pop()  # after the chunk's last newline: b"" when it ends one
+        if lines:
+            yield lines
     if carry:
-        yield _lines_of(carry)
+        yield [carry]
 
 
 def _lines_of(data: bytes) -> list[bytes]:
@@ -399,7 +409,14 @@ class _Job:
 
 def _judge_part(job: _Job, part: int) -> _Part:
     """Stage 2: read part ``part`` back (each range's line numbers made whole by its offset),
-    judge it, and keep what the joined verdict needs."""
+    judge it, and keep what the joined verdict needs. The cyclic collector is paused meanwhile:
+    it would rescan the part's operations again and again while they are built (it finds
+    nothing to free among them; a third of the time)."""
+    with collector_paused():
+        return _judged_part(job, part)
+
+
+def _judged_part(job: _Job, part: int) -> _Part:
     path = job.path
     operations: list[Operation] = []
     numbers: list[int] = []

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import replace
+from operator import itemgetter
 
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.verdict import Witness
+
+_REFUND = itemgetter(8)  # Operation.refund
 
 
 class StandIns:
@@ -25,7 +28,7 @@ class StandIns:
     def __init__(self, history: Sequence[Operation]) -> None:
         self.originals: dict[int, Operation] = {}
         self.history: Sequence[Operation] = history
-        if any(op.refund is not None for op in history):
+        if any(map(_REFUND, history)):  # a give-back is a pair, never empty: in C
             self.history = [
                 self._stand_in(op) if op.refund and op.outcome is Outcome.ALLOWED else op
                 for op in history

@@ -5,7 +5,6 @@ as ``check`` judges it whole (the property test draws the histories; these are t
 from __future__ import annotations
 
 import json
-import math
 import random
 import shutil
 from collections.abc import Sequence
@@ -15,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from ratelimit_harness.harness.checkers import check
-from ratelimit_harness.harness.checkers.partitions import check_file, judge_file
+from ratelimit_harness.harness.checkers.partitions import check_file, judge_file, part_count
 from ratelimit_harness.harness.errors import EnvironmentFailure
 from ratelimit_harness.harness.history import HistoryError, Operation, Outcome, write_history
 from ratelimit_harness.harness.history.jsonl import format_operation, read_history
@@ -139,7 +138,7 @@ def test_records_beside_the_history_go_to_the_part_of_their_identity(
     )
     assert as_json(verdict) == as_json(check(operations, POLICY))
     size = sum(p.stat().st_size for p in tmp_path.glob("*.jsonl"))  # with the records'
-    assert len(found) == math.ceil(size / part_bytes)
+    assert len(found) == (1 if size <= part_bytes else part_count(size, part_bytes, workers=2))
     joined: dict[str, tuple[int, list[int]]] = {}
     for part in found:
         assert not set(part) & set(joined)  # an identity is in one part only
@@ -153,3 +152,13 @@ def test_records_beside_the_history_go_to_the_part_of_their_identity(
         for key in set(numbered) - {""}
     }
     assert {key: (c, sorted(ns)) for key, (c, ns) in joined.items()} == expected
+
+
+@pytest.mark.parametrize(
+    ("size", "workers", "expected"),
+    [(100, 1, 1), (100, 2, 2), (450, 2, 6), (401, 2, 6), (400, 2, 4), (500, 3, 6), (10**9, 2, 512)],
+)
+def test_parts_are_enough_to_hold_about_part_bytes_and_as_many_for_each_worker(
+    size: int, workers: int, expected: int
+) -> None:
+    assert part_count(size, 100, workers) == expected
