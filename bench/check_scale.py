@@ -10,7 +10,14 @@ of the judging process (``self``) and of any one worker (``worker``). Judging wh
 430 bytes an operation, so it is measured up to ``--whole-up-to`` operations (default 10 M).
 Asserts only that both ways give the same verdict.
 
-    .venv/bin/python bench/check_scale.py [--operations 1000000,10000000,100000000] [--json]
+The second table is one identity hammered: ``--busy`` operations (default 1 M and 10 M) of a
+single identity, a million of ``check_speed.build`` written again for each further million a
+thousand seconds later. Judged in parts, its operations are streamed (``streamed_window``);
+``held whole`` judges it in parts with the stream turned off, as before it was built, up to
+``--whole-up-to`` operations.
+
+    .venv/bin/python bench/check_scale.py [--operations 1000000,10000000,100000000]
+        [--busy 1000000,10000000] [--json]
 """
 
 from __future__ import annotations
@@ -24,7 +31,8 @@ from pathlib import Path
 from check_speed import build  # siblings: their folder is first on the path
 from own_process import header, measured, scale_row
 
-from ratelimit_harness.harness.history.jsonl import write_history
+from ratelimit_harness.harness.history import Operation
+from ratelimit_harness.harness.history.jsonl import format_operation, write_history
 from ratelimit_harness.limiters import Policy
 
 POLICY = "fixed-window:limit=5,window=1"
@@ -38,6 +46,9 @@ from ratelimit_harness.harness.checkers.partitions import check_file
 from ratelimit_harness.harness.history import read_history
 from ratelimit_harness.limiters import Policy
 path, policy, how = sys.argv[1], Policy.parse(sys.argv[2]), sys.argv[3]
+if how == "held":  # the busy identity held whole in a part, as before it could be streamed
+    import ratelimit_harness.harness.checkers.partitions as partitions
+    partitions.streamable = lambda policy: False
 started = time.perf_counter()
 verdict = check(read_history(path), policy) if how == "whole" else check_file(path, policy)
 result = {"seconds": time.perf_counter() - started, "operations": verdict.operations,
@@ -52,13 +63,47 @@ def write_scaled(base: bytes, copies: int, path: Path) -> None:
             out.write(base.replace(b'"key": "user:', b'"key": "user:%d-' % copy))
 
 
+def write_busy(base: list[Operation], copies: int, path: Path) -> None:
+    """``copies`` times the one identity's history ``base``, each a thousand seconds later."""
+    with open(path, "w") as out:
+        for copy in range(copies):
+            late = copy * 1000.0
+            out.writelines(
+                format_operation(
+                    op._replace(
+                        invoke=op.invoke + late,
+                        complete=None if op.complete is None else op.complete + late,
+                        now=None if op.now is None else op.now + late,
+                    )
+                )
+                for op in base
+            )
+
+
+def judged_both_ways(path: Path, hows: list[str], size: int, what: str) -> list[dict[str, object]]:
+    """Each way of ``hows`` measured on ``path``; exits if their verdicts differ."""
+    rows, verdicts = [], []
+    for how in hows:
+        started = time.perf_counter()
+        found = measured(JUDGE, str(path), POLICY, how)
+        verdicts.append(found["verdict"])
+        row = scale_row(f"check {what}{how}: operations/s", "operations", how, found)
+        row["note"] += f"; {time.perf_counter() - started:.0f} s with its process"
+        rows.append(row)
+    if any(verdict != verdicts[0] for verdict in verdicts):
+        raise SystemExit(f"{size:,} operations judged {' and '.join(hows)} differ: {verdicts}")
+    return rows
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--operations", default="1000000,10000000,100000000")
+    parser.add_argument("--busy", default="1000000,10000000")
     parser.add_argument("--whole-up-to", type=int, default=10 * MILLION)
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
     sizes = [int(n) for n in args.operations.split(",")]
+    busy = [int(n) for n in args.busy.split(",")] if args.busy else []
     rows: list[dict[str, object]] = []
     print(header("operations", "ops/s"))
     with tempfile.TemporaryDirectory(prefix="check-scale-") as folder:
@@ -69,16 +114,17 @@ def main() -> None:
         for size in sizes:
             path = Path(folder, "history.jsonl")
             write_scaled(base, max(1, size // unit), path)
-            verdicts = []
-            for how in ("whole", "parts") if size <= args.whole_up_to else ("parts",):
-                started = time.perf_counter()
-                found = measured(JUDGE, str(path), POLICY, how)
-                verdicts.append(found["verdict"])
-                row = scale_row(f"check {how}: operations/s", "operations", how, found)
-                row["note"] += f"; {time.perf_counter() - started:.0f} s with its process"
-                rows.append(row)
-            if len(verdicts) == 2 and verdicts[0] != verdicts[1]:
-                raise SystemExit(f"judged whole and in parts differ: {verdicts}")
+            hows = ["whole", "parts"] if size <= args.whole_up_to else ["parts"]
+            rows += judged_both_ways(path, hows, size, "")
+            path.unlink()
+        if busy:
+            print("one identity hammered:")
+            one = build(Policy.parse(POLICY), min(MILLION, *busy), 1, 1)
+        for size in busy:
+            path = Path(folder, "busy.jsonl")
+            write_busy(one, max(1, size // len(one)), path)
+            hows = ["parts", "held"] if size <= args.whole_up_to else ["parts"]
+            rows += judged_both_ways(path, hows, size, "one identity ")
             path.unlink()
     if args.json:
         print(json.dumps({"bench": "check_scale", "rows": rows}))

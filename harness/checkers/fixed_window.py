@@ -187,7 +187,7 @@ def _witnesses(
         last = touched[1]
         found = by_span.get((start, last))
         if found is None:
-            by_span[(start, last)] = _witness(line.key, inside, (start, last), windows, edges)
+            by_span[(start, last)] = run_witness(line.key, inside, (start, last), windows, edges)
         else:
             by_span[(start, last)] = Witness(
                 found.key, found.span, found.operations, found.detail, found.excess + 1
@@ -200,13 +200,15 @@ def _widened(touched: tuple[int, int]) -> tuple[int, int]:
     return touched[0], touched[1] + 1
 
 
-def _witness(
+def run_witness(
     key: str,
     inside: list[Operation],
     run: tuple[int, int],
     windows: tuple[int, float, float],
     edges: str,
 ) -> Witness:
+    """The witness that the admissions ``inside`` can only fall in the ``run`` of windows (the
+    first and the last, numbered), which has too little room for them."""
     limit, window, origin = windows
     start, last = run
     count = last - start + 1

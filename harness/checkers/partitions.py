@@ -39,6 +39,7 @@ import shutil
 import tempfile
 import threading
 import zlib
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
@@ -53,9 +54,12 @@ import numpy as np
 import numpy.typing as npt
 
 from ratelimit_harness.harness.checkers import check, judge
+from ratelimit_harness.harness.checkers.busy import Streamed
 from ratelimit_harness.harness.checkers.metrics import PERCENTILES, latencies, nearest_rank
+from ratelimit_harness.harness.checkers.parts import OVER, WRONG
 from ratelimit_harness.harness.checkers.sliding_counter import disagreement
 from ratelimit_harness.harness.checkers.state import collision_witnesses
+from ratelimit_harness.harness.checkers.streamed_window import Found, NotStreamable, streamable
 from ratelimit_harness.harness.errors import EnvironmentFailure
 from ratelimit_harness.harness.history import HistoryError, Operation, read_history
 from ratelimit_harness.harness.history.jsonl import operations_of_lines
@@ -151,9 +155,13 @@ def judge_file(
             offsets = [0, *np.cumsum(lines[: len(spans)])[:-1].tolist()]
             beside_offsets = [0, *np.cumsum(lines[len(spans) :])[:-1].tolist()]
             kept = {**(unjudged or {}), COLLISION: "judged across parts"}
-            job = _Job(os.fspath(path), folder, offsets, policy, kept, beside, beside_offsets)
+            job = _Job(
+                os.fspath(path), folder, offsets, policy, kept, part_bytes, beside, beside_offsets
+            )
             judged = [pool.submit(_judge_part, job, part) for part in range(parts)]
-            found = _gathered(judged, f"judging {parts} parts", progress)
+            found = [
+                p for each in _gathered(judged, f"judging {parts} parts", progress) for p in each
+            ]
         besides = [part.beside for part in found] if beside else []
         return _joined(found, policy, ttls, unjudged), besides
     except BrokenProcessPool as error:
@@ -291,10 +299,7 @@ def _grouped(
     if b"" in lines or any(map(bytes.isspace, lines)):
         kept = [i for i, line in enumerate(lines) if line and not line.isspace()]
         lines, numbers = [lines[i] for i in kept], numbers[kept]
-    try:
-        keys: list[str | None] = [keyed.key for keyed in map(_decode_key, lines)]
-    except msgspec.MsgspecError:
-        keys = list(map(_key_of, lines))
+    keys = _keys_of(lines)
     ids = np.fromiter(map(part_of.__getitem__, keys), np.int64, len(keys))
     order = np.argsort(ids, kind="stable")
     bounds = np.cumsum(np.bincount(ids, minlength=part_of.parts)).tolist()
@@ -366,6 +371,14 @@ class _PartFiles(contextlib.ExitStack):
             raise EnvironmentFailure(f"cannot write parts in {where}: {error.strerror}") from None
 
 
+def _keys_of(lines: list[bytes]) -> list[str | None]:
+    """The key of each line, None where it cannot be read."""
+    try:
+        return [keyed.key for keyed in map(_decode_key, lines)]
+    except msgspec.MsgspecError:
+        return list(map(_key_of, lines))
+
+
 def _key_of(line: bytes) -> str | None:
     try:
         return _decode_key(line).key
@@ -384,7 +397,7 @@ class _Part:
     outcomes: dict[str, int] = field(default_factory=dict)
     keys: int = 0
     processes: set[str] = field(default_factory=set)
-    latencies: str = ""  # a .npy file of them, sorted
+    latencies: list[str] = field(default_factory=list)  # .npy files of them, each sorted
     timed: int = 0  # how many: the operations that completed
     slowest: float = 0.0
     given_back: int = 0
@@ -403,48 +416,138 @@ class _Job:
     offsets: list[int]
     policy: Policy
     unjudged: dict[str, str]
+    part_bytes: int  # what one identity may hold before it is judged as a stream
     beside: Beside | None = None
     beside_offsets: list[int] = field(default_factory=list)
 
 
-def _judge_part(job: _Job, part: int) -> _Part:
+def _judge_part(job: _Job, part: int) -> list[_Part]:
     """Stage 2: read part ``part`` back (each range's line numbers made whole by its offset),
-    judge it, and keep what the joined verdict needs. The cyclic collector is paused meanwhile:
+    judge it, and keep what the joined verdict needs (of an identity judged as a stream, apart:
+    ``busy``). The cyclic collector is paused meanwhile:
     it would rescan the part's operations again and again while they are built (it finds
     nothing to free among them; a third of the time)."""
     with collector_paused():
         return _judged_part(job, part)
 
 
-def _judged_part(job: _Job, part: int) -> _Part:
+def _judged_part(job: _Job, part: int) -> list[_Part]:
     path = job.path
+    streams = _busy(job, part)
     operations: list[Operation] = []
     numbers: list[int] = []
-    for numbered, lines in _part_lines(job.folder, "", job.offsets, part):
+    batches = _part_lines(job.folder, "", job.offsets, part)
+    for numbered, lines in _streamed(path, streams, batches) if streams else batches:
         for first in range(0, len(lines), CONVERT_LINES):
             batch = slice(first, first + CONVERT_LINES)
             operations += operations_of_lines(path, numbered[batch], lines[batch])
         numbers += numbered
         del lines
-    kept = _judged(job, operations, numbers, part) if operations else _Part()
+    kept: list[_Part] = []
+    whole = set()
+    for key, streamed in streams.items():
+        try:
+            kept.append(_streamed_part(streamed, streamed.finish()))
+        except NotStreamable:
+            whole.add(key)
+    if whole:
+        numbers, operations = _with(job, part, whole, numbers, operations)
+    rest = _judged(job, operations, numbers, part) if operations else _Part()
     if job.beside:
         records = _part_lines(job.folder, "b", job.beside_offsets, part)
-        kept.beside = job.beside(
+        rest.beside = job.beside(
             operations, [r for n, ls in records for r in zip(n, ls, strict=True)]
         )
-    return kept
+    return [rest, *kept]
+
+
+def _busy(job: _Job, part: int) -> dict[str, Streamed]:
+    """The identities of a part too large for a part alone (more than ``part_bytes`` of the
+    file), each to be judged as a stream, where the policy can be (``streamed_window``) and
+    nothing is judged beside the history. Looked for only in a part of twice ``part_bytes``
+    or more: one that holds such an identity."""
+    size = sum(p.stat().st_size for p in Path(job.folder).glob(f"*-{part}.jsonl"))
+    if job.beside or not streamable(job.policy) or size < 2 * job.part_bytes:
+        return {}
+    sizes: Counter[str | None] = Counter()
+    for _, lines in _part_lines(job.folder, "", job.offsets, part):
+        for key, line in zip(_keys_of(lines), lines, strict=True):
+            sizes[key] += len(line) + 1
+    kinds = [kind for kind in (OVER, WRONG) if kind not in job.unjudged]
+    return {
+        key: Streamed(key, job.policy, kinds, job.folder)
+        for key, size in sizes.items()
+        if key is not None and size > job.part_bytes
+    }
+
+
+def _streamed(
+    path: str, streams: dict[str, Streamed], batches: Iterable[tuple[list[int], list[bytes]]]
+) -> Iterator[tuple[list[int], list[bytes]]]:
+    """``batches`` of numbered lines less those of the busy identities, which are fed to
+    their streams."""
+    for numbered, lines in batches:
+        keys = _keys_of(lines)
+        busy = [i for i, key in enumerate(keys) if key in streams]
+        busy_numbers = [numbered[i] for i in busy]
+        operations = operations_of_lines(path, busy_numbers, [lines[i] for i in busy])
+        by_key: dict[str, tuple[list[int], list[Operation]]] = {}
+        for number, op in zip(busy_numbers, operations, strict=True):
+            numbers, ops = by_key.setdefault(op.key, ([], []))
+            numbers.append(number)
+            ops.append(op)
+        for key, (numbers, ops) in by_key.items():
+            streams[key].add(numbers, ops)
+        rest = [i for i, key in enumerate(keys) if key not in streams]
+        yield [numbered[i] for i in rest], [lines[i] for i in rest]
+
+
+def _with(
+    job: _Job, part: int, keys: set[str], numbers: list[int], operations: list[Operation]
+) -> tuple[list[int], list[Operation]]:
+    """``numbers`` and ``operations`` with those of ``keys`` read again, all in file order."""
+    more: list[tuple[int, Operation]] = []
+    for numbered, lines in _part_lines(job.folder, "", job.offsets, part):
+        picked = [i for i, key in enumerate(_keys_of(lines)) if key in keys]
+        picked_numbers = [numbered[i] for i in picked]
+        ops = operations_of_lines(job.path, picked_numbers, [lines[i] for i in picked])
+        more += zip(picked_numbers, ops, strict=True)
+    merged = list(heapq.merge(zip(numbers, operations, strict=True), more, key=itemgetter(0)))
+    return [number for number, _ in merged], [op for _, op in merged]
+
+
+def _streamed_part(streamed: Streamed, found: Found) -> _Part:
+    """What the joined verdict needs of an identity judged as a stream."""
+    return _Part(
+        operations=streamed.operations,
+        found=found,
+        first_lines={streamed.key: streamed.first_line},
+        outcomes={str(o): n for o, n in sorted(streamed.outcomes.items())},
+        keys=1,
+        processes=streamed.processes,
+        latencies=streamed.latency_files,
+        timed=streamed.timed,
+        slowest=streamed.slowest,
+        owners=streamed.owners,
+    )
 
 
 def _part_lines(
     folder: str, prefix: str, offsets: list[int], part: int
 ) -> Iterator[tuple[list[int], list[bytes]]]:
     """Part ``part``'s lines of each routed range (``prefix``: of the history, or beside it),
-    in file order, with their numbers."""
+    in file order, with their numbers, ``BATCH_BYTES`` at a time."""
     for index, offset in enumerate(offsets):
         base = Path(folder, f"{prefix}{index}-{part}")
         if base.with_suffix(".jsonl").exists():
-            numbered = (np.fromfile(base.with_suffix(".lines"), np.int64) + offset).tolist()
-            yield numbered, _lines_of(base.with_suffix(".jsonl").read_bytes())
+            with (
+                open(base.with_suffix(".jsonl"), "rb") as lines_file,
+                open(base.with_suffix(".lines"), "rb") as numbers_file,
+            ):
+                size = os.fstat(lines_file.fileno()).st_size
+                for lines in _batches(lines_file, size):
+                    numbers = np.fromfile(numbers_file, np.int64, len(lines)) + offset
+                    yield numbers.tolist(), lines
 
 
 def _judged(job: _Job, operations: list[Operation], numbers: list[int], part: int) -> _Part:
@@ -462,9 +565,9 @@ def _judged(job: _Job, operations: list[Operation], numbers: list[int], part: in
     kept.given_back = metrics.get("given_back", 0)
     accuracy = metrics.get("sliding_accuracy", {})
     kept.accuracy = {k: v for k, v in accuracy.items() if k != "disagreement_rate"}
-    kept.latencies = os.path.join(job.folder, f"latencies-{part}.npy")
+    kept.latencies = [os.path.join(job.folder, f"latencies-{part}.npy")]
     ordered = latencies(columns)
-    np.save(kept.latencies, ordered)
+    np.save(kept.latencies[0], ordered)
     kept.timed, kept.slowest = len(ordered), float(ordered[-1]) if len(ordered) else 0.0
     kept.owners = _owners(operations, numbers)
     return kept
@@ -554,7 +657,7 @@ def _metrics(parts: list[_Part], policy: Policy) -> dict[str, Any]:
     for part in parts:
         for outcome, count in part.outcomes.items():
             outcomes[outcome] = outcomes.get(outcome, 0) + count
-    files = [part.latencies for part in parts if part.latencies]
+    files = [file for part in parts for file in part.latencies]
     total = sum(part.timed for part in parts)
     metrics: dict[str, Any] = {
         "outcomes": dict(sorted(outcomes.items())),

@@ -44,22 +44,30 @@ def wrongful(
     already leaves no room is not wrongful, and ``most_used`` is spared."""
 
     itself = line.attempts  # most_used counted the rejection's own cost: it is taken out
-    used_how = "before it" if itself else "used"
-
-    def room_left(used: Any, cost: Any) -> Any:
-        return used <= budget - cost if whole else used + (cost - 1) < budget
-
     suspects = line.rejected_at
     if at_least is not None:
         costs = line.columns.cost[suspects]
-        suspects = suspects[room_left(at_least - costs if itself else at_least, costs)]
+        bound = at_least - costs if itself else at_least
+        suspects = suspects[room_left(bound, costs, budget, whole=whole)]
     rejections = line.columns.picked(suspects)
     found = []
     for op in distinct(rejections) if itself else rejections:  # units, where rejections count
         used = most_used(op) - (op.cost if itself else 0)
-        if room_left(used, op.cost):
-            detail = f"rejected with at most {used:.3g} of {budget:.3g} {unit} {used_how}"
-            if op.cost != 1:
-                detail += f"; it asked for {op.cost}"
-            found.append(Witness(line.key, (op.invoke, decided_by(op)), [op], detail))
+        if room_left(used, op.cost, budget, whole=whole):
+            found.append(accused(line.key, op, used, f"{budget:.3g} {unit}", itself=itself))
     return found
+
+
+def room_left(used: Any, cost: Any, budget: float, *, whole: bool) -> Any:
+    """Whether ``cost`` more fit with ``used`` of ``budget`` used (``wrongful``'s rule)."""
+    return used <= budget - cost if whole else used + (cost - 1) < budget
+
+
+def accused(key: str, op: Operation, used: float, budget: str, *, itself: bool = False) -> Witness:
+    """The witness of a wrongful rejection ``op``: at most ``used`` of ``budget`` (a number
+    and its unit) used before it (``itself``) or in all."""
+    used_how = "before it" if itself else "used"
+    detail = f"rejected with at most {used:.3g} of {budget} {used_how}"
+    if op.cost != 1:
+        detail += f"; it asked for {op.cost}"
+    return Witness(key, (op.invoke, decided_by(op)), [op], detail)

@@ -10,10 +10,11 @@ import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from unittest import mock
 
 import pytest
 
-from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.harness.checkers import check, partitions
 from ratelimit_harness.harness.checkers.partitions import check_file, judge_file, part_count
 from ratelimit_harness.harness.errors import EnvironmentFailure
 from ratelimit_harness.harness.history import HistoryError, Operation, Outcome, write_history
@@ -162,3 +163,42 @@ def test_parts_are_enough_to_hold_about_part_bytes_and_as_many_for_each_worker(
     size: int, workers: int, expected: int
 ) -> None:
     assert part_count(size, 100, workers) == expected
+
+
+def busy_history(operations: int, seed: int = 1) -> list[Operation]:
+    """``history``, with one identity asking for half of it: more than a part alone."""
+    made = history(operations, seed=seed)
+    return [op._replace(key="user:busy") if n % 2 else op for n, op in enumerate(made)]
+
+
+@pytest.mark.parametrize("in_order", [True, False])
+def test_a_busy_identity_gets_the_verdict_of_the_whole_streamed_or_not(
+    tmp_path: Path, in_order: bool
+) -> None:
+    """In order of invoke it is judged as a stream; out of order, whole, as before."""
+    operations = busy_history(3_000)
+    if not in_order:
+        operations[100:110] = reversed(operations[100:110])
+    path = tmp_path / "history.jsonl"
+    write_history(path, operations)
+    with mock.patch.object(partitions, "_with", wraps=partitions._with) as judged_whole:
+        verdict = check_file(path, POLICY, workers=1, part_bytes=20_000)
+    assert as_json(verdict) == as_json(check(operations, POLICY))
+    assert [call.args[2] for call in judged_whole.call_args_list] == (
+        [] if in_order else [{"user:busy"}]
+    )
+    assert {v.kind for v in verdict.violations} == {
+        "over-admission",
+        "wrongful-rejection",
+        "collision",
+    }
+
+
+def test_a_busy_identity_streamed_leaves_unjudged_kinds_unjudged(tmp_path: Path) -> None:
+    operations = busy_history(3_000)
+    path = tmp_path / "history.jsonl"
+    write_history(path, operations)
+    unjudged = {"wrongful-rejection": "the run could not tell"}
+    verdict = check_file(path, POLICY, workers=2, part_bytes=20_000, unjudged=unjudged)
+    assert as_json(verdict) == as_json(check(operations, POLICY, unjudged=unjudged))
+    assert "wrongful-rejection" not in {v.kind for v in verdict.violations}

@@ -1,0 +1,98 @@
+"""An identity too busy for a part of a history (``partitions``), judged as its operations
+stream, so that one identity hammered for hours needs no more memory than one hammered for a
+minute.
+
+``Streamed`` feeds the identity's operations, in file order, to a ``WindowStream`` and keeps what
+the joined verdict needs besides its findings: the count of each outcome, the processes, the
+first line, the Redis keys it touched (each with its first operation), and the latencies, sorted
+a block of ``LATENCY_BLOCK`` at a time into files (a percentile is found across sorted files,
+``metrics.nearest_rank``). When the stream cannot judge it (``NotStreamable``), it stops, says
+why, and the identity is judged whole, as before.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections import Counter
+from collections.abc import Collection, Sequence
+from operator import itemgetter
+
+import numpy as np
+
+from ratelimit_harness.harness.checkers.columns import Floats
+from ratelimit_harness.harness.checkers.streamed_window import Found, NotStreamable, WindowStream
+from ratelimit_harness.harness.history import Operation, Outcome
+from ratelimit_harness.limiters.policy import Policy
+
+LATENCY_BLOCK = 1 << 20  # latencies sorted and written at once: 8 MB
+_PROCESS, _INVOKE, _COMPLETE, _OUTCOME = (itemgetter(i) for i in (0, 2, 3, 4))  # of an Operation
+Owners = dict[str, dict[str, tuple[int, Operation]]]  # Redis key -> identity -> first (line, op)
+
+
+class Streamed:
+    """One identity's operations, judged as they come; ``whole_because`` is set once it must
+    be judged whole instead."""
+
+    def __init__(self, key: str, policy: Policy, kinds: Collection[str], folder: str) -> None:
+        self.key = key
+        self.stream = WindowStream(key, policy, kinds)
+        self.folder = folder
+        self.whole_because: str | None = None
+        self.operations = 0
+        self.first_line = 0
+        self.outcomes: Counter[Outcome] = Counter()
+        self.processes: set[str] = set()
+        self.owners: Owners = {}
+        self.latencies: list[Floats] = []  # not yet written
+        self.held = 0  # how many they hold
+        self.latency_files: list[str] = []
+        self.timed = 0
+        self.slowest = 0.0
+
+    def add(self, numbers: Sequence[int], ops: Sequence[Operation]) -> None:
+        """The identity's next operations, on lines ``numbers``, in file order."""
+        if self.whole_because or not ops:
+            return
+        try:
+            self.stream.add(numbers, ops)
+        except NotStreamable as why:
+            self.whole_because = str(why)
+            self.latencies.clear()
+            return
+        if not self.operations:
+            self.first_line = numbers[0]
+        self.operations += len(ops)
+        self.outcomes.update(map(_OUTCOME, ops))
+        self.processes.update(map(_PROCESS, ops))
+        for number, op in zip(numbers, ops, strict=True):
+            for key in op.keys:
+                self.owners.setdefault(key, {}).setdefault(op.key, (number, op))
+        invokes = np.fromiter(map(_INVOKE, ops), np.float64, len(ops))
+        completes = np.fromiter(map(_COMPLETE, ops), np.float64, len(ops))  # None: NaN
+        completed = ~np.isnan(completes)
+        self.latencies.append(completes[completed] - invokes[completed])
+        self.held += int(completed.sum())
+        if self.held >= LATENCY_BLOCK:
+            self._write_latencies()
+
+    def _write_latencies(self) -> None:
+        ordered = np.sort(np.concatenate(self.latencies))
+        handle, path = tempfile.mkstemp(".npy", "latencies-", self.folder)  # a name of its own
+        with os.fdopen(handle, "wb") as file:
+            np.save(file, ordered)
+        self.latency_files.append(path)
+        self.timed += len(ordered)
+        self.slowest = max(self.slowest, float(ordered[-1]))
+        self.latencies.clear()
+        self.held = 0
+
+    def finish(self) -> Found:
+        """What the stream found (each kind's count and first witnesses); raises
+        NotStreamable when the identity must be judged whole after all."""
+        if self.whole_because:
+            raise NotStreamable(self.whole_because)
+        found = self.stream.finish()
+        if self.held:
+            self._write_latencies()
+        return found
