@@ -61,7 +61,7 @@ WALL = "wall time of each benchmark"
 BENCHES = {
     "decisions": ([], ["--count", "5000", "--rounds", "1"]),
     "check_speed": ([], ["--operations", "100000"]),
-    "check_scale": ([], ["--operations", "200000,1000000"]),
+    "check_scale": ([], ["--operations", "200000,1000000", "--busy", "200000"]),
     "race_speed": (["--seeds", "2"], ["--seeds", "1", "--only", "naive-get-set"]),
     "race_test_time": ([], ["--jobs", "all"]),
     "schedule_rate": ([], ["--rounds", "1", "--limiter", "fixed-window-lua"]),

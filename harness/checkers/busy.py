@@ -5,8 +5,8 @@ minute.
 ``Streamed`` feeds the identity's operations, in file order, to a ``WindowStream`` and keeps what
 the joined verdict needs besides its findings: the count of each outcome, the processes, the
 first line, the Redis keys it touched (each with its first operation), and the latencies, sorted
-a block of ``LATENCY_BLOCK`` at a time into files (a percentile is found across sorted files,
-``metrics.nearest_rank``). When the stream cannot judge it (``NotStreamable``), it stops, says
+``LATENCY_BLOCK`` at a time into files (``latency_files``: a percentile is found across sorted
+files). When the stream cannot judge it (``NotStreamable``), it stops, says
 why, and the identity is judged whole, as before.
 """
 
@@ -21,6 +21,7 @@ from operator import itemgetter
 import numpy as np
 
 from ratelimit_harness.harness.checkers.columns import Floats
+from ratelimit_harness.harness.checkers.latency_files import LatencyFile
 from ratelimit_harness.harness.checkers.streamed_window import Found, NotStreamable, WindowStream
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.limiters.policy import Policy
@@ -46,7 +47,7 @@ class Streamed:
         self.owners: Owners = {}
         self.latencies: list[Floats] = []  # not yet written
         self.held = 0  # how many they hold
-        self.latency_files: list[str] = []
+        self.latency_files: list[LatencyFile] = []
         self.timed = 0
         self.slowest = 0.0
 
@@ -78,10 +79,9 @@ class Streamed:
 
     def _write_latencies(self) -> None:
         ordered = np.sort(np.concatenate(self.latencies))
-        handle, path = tempfile.mkstemp(".npy", "latencies-", self.folder)  # a name of its own
-        with os.fdopen(handle, "wb") as file:
-            np.save(file, ordered)
-        self.latency_files.append(path)
+        handle, path = tempfile.mkstemp(prefix="latencies-", dir=self.folder)  # a name of its own
+        os.close(handle)
+        self.latency_files.append(LatencyFile.written(path, ordered))
         self.timed += len(ordered)
         self.slowest = max(self.slowest, float(ordered[-1]))
         self.latencies.clear()

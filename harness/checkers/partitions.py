@@ -12,11 +12,14 @@ file is read in two stages:
 2. **Judging.** Each part is read back (its ranges in file order, so each key keeps file order),
    judged by ``check`` as any history is, and dropped. What the joined verdict needs is kept:
    each kind's count and first ``MAX_WITNESSES`` witnesses, the metrics' counts, and the part's
-   latencies, sorted, on disk.
+   latencies, sorted, on disk (``latency_files``).
 
 Memory holds one part per worker, whatever the file's length: a part is about ``PART_BYTES`` of
-the file, or more when one key alone is larger, as a key's operations are never split. That is
-the bound: O(the largest of ``PART_BYTES`` and the busiest key's operations), per worker.
+the file. A key's operations are never split, so one key larger than a part (a *busy* one) is
+judged as a stream where the policy allows (``busy``, ``streamed_window``: aligned fixed
+windows), holding a few windows of it; else it is held whole. That is the bound: O(twice
+``PART_BYTES``, and a few windows of each busy key streamed), per worker; a busy key held whole
+adds its operations.
 
 The joined verdict is the one ``check`` gives the whole history, as JSON: the same counts, the
 same listed witnesses in the same order (``check`` lists them key by key, in the order the keys
@@ -55,6 +58,7 @@ import numpy.typing as npt
 
 from ratelimit_harness.harness.checkers import check, judge
 from ratelimit_harness.harness.checkers.busy import Streamed
+from ratelimit_harness.harness.checkers.latency_files import LatencyFile
 from ratelimit_harness.harness.checkers.metrics import PERCENTILES, latencies, nearest_rank
 from ratelimit_harness.harness.checkers.parts import OVER, WRONG
 from ratelimit_harness.harness.checkers.sliding_counter import disagreement
@@ -397,7 +401,7 @@ class _Part:
     outcomes: dict[str, int] = field(default_factory=dict)
     keys: int = 0
     processes: set[str] = field(default_factory=set)
-    latencies: list[str] = field(default_factory=list)  # .npy files of them, each sorted
+    latencies: list[LatencyFile] = field(default_factory=list)  # each sorted
     timed: int = 0  # how many: the operations that completed
     slowest: float = 0.0
     given_back: int = 0
@@ -565,9 +569,8 @@ def _judged(job: _Job, operations: list[Operation], numbers: list[int], part: in
     kept.given_back = metrics.get("given_back", 0)
     accuracy = metrics.get("sliding_accuracy", {})
     kept.accuracy = {k: v for k, v in accuracy.items() if k != "disagreement_rate"}
-    kept.latencies = [os.path.join(job.folder, f"latencies-{part}.npy")]
     ordered = latencies(columns)
-    np.save(kept.latencies[0], ordered)
+    kept.latencies = [LatencyFile.written(os.path.join(job.folder, f"latencies-{part}"), ordered)]
     kept.timed, kept.slowest = len(ordered), float(ordered[-1]) if len(ordered) else 0.0
     kept.owners = _owners(operations, numbers)
     return kept
@@ -629,12 +632,6 @@ def _joined(
     return verdict
 
 
-def _mapped(path: str) -> npt.NDArray[np.float64]:
-    """A part's sorted latencies, mapped from its file (read as far as they are looked at)."""
-    mapped: npt.NDArray[np.float64] = np.load(path, mmap_mode="r")
-    return mapped
-
-
 def _in_order(by_identity: dict[str, tuple[int, Operation]]) -> dict[str, Operation]:
     """Each identity's first operation, in the order of their lines."""
     ordered = sorted(by_identity.items(), key=lambda item: item[1][0])
@@ -663,9 +660,7 @@ def _metrics(parts: list[_Part], policy: Policy) -> dict[str, Any]:
         "outcomes": dict(sorted(outcomes.items())),
         "keys": sum(part.keys for part in parts),
         "processes": len(set().union(*(part.processes for part in parts))),
-        "latency_ms": {
-            f"p{p:g}": nearest_rank(files, total, p, array=_mapped) * 1000 for p in PERCENTILES
-        }
+        "latency_ms": {f"p{p:g}": nearest_rank(files, total, p) * 1000 for p in PERCENTILES}
         | {"max": max((part.slowest for part in parts), default=0.0) * 1000},
     }
     given_back = sum(part.given_back for part in parts)
