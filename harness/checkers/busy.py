@@ -27,7 +27,7 @@ from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.limiters.policy import Policy
 
 LATENCY_BLOCK = 1 << 20  # latencies sorted and written at once: 8 MB
-_PROCESS, _INVOKE, _COMPLETE, _OUTCOME = (itemgetter(i) for i in (0, 2, 3, 4))  # of an Operation
+_PROCESS, _INVOKE, _COMPLETE, _OUTCOME, _KEYS = (itemgetter(i) for i in (0, 2, 3, 4, 6))
 Owners = dict[str, dict[str, tuple[int, Operation]]]  # Redis key -> identity -> first (line, op)
 
 
@@ -66,9 +66,10 @@ class Streamed:
         self.operations += len(ops)
         self.outcomes.update(map(_OUTCOME, ops))
         self.processes.update(map(_PROCESS, ops))
-        for number, op in zip(numbers, ops, strict=True):
-            for key in op.keys:
-                self.owners.setdefault(key, {}).setdefault(op.key, (number, op))
+        if any(map(_KEYS, ops)):  # recorded by few drivers
+            for number, op in zip(numbers, ops, strict=True):
+                for key in op.keys:
+                    self.owners.setdefault(key, {}).setdefault(op.key, (number, op))
         invokes = np.fromiter(map(_INVOKE, ops), np.float64, len(ops))
         completes = np.fromiter(map(_COMPLETE, ops), np.float64, len(ops))  # None: NaN
         completed = ~np.isnan(completes)

@@ -470,8 +470,10 @@ def _busy(job: _Job, part: int) -> dict[str, Streamed]:
     file), each to be judged as a stream, where the policy can be (``streamed_window``) and
     nothing is judged beside the history. Looked for only in a part of twice ``part_bytes``
     or more: one that holds such an identity."""
-    size = sum(p.stat().st_size for p in Path(job.folder).glob(f"*-{part}.jsonl"))
-    if job.beside or not streamable(job.policy) or size < 2 * job.part_bytes:
+    if job.beside or not streamable(job.policy):
+        return {}
+    files = (Path(job.folder, f"{index}-{part}.jsonl") for index in range(len(job.offsets)))
+    if sum(file.stat().st_size for file in files if file.exists()) < 2 * job.part_bytes:
         return {}
     sizes: Counter[str | None] = Counter()
     for _, lines in _part_lines(job.folder, "", job.offsets, part):

@@ -196,13 +196,12 @@ class _Admissions:
         more while too many admissions are kept, but the last two windows."""
         current = self.either_side.current
         assert current is not None
-        for first in list(self.kept):  # in order: first windows come in order
-            held = len(self.kept[first])
+        while self.kept:
+            first = next(iter(self.kept))  # the oldest: first windows come in order
             too_many = self.kept_count > KEPT_ADMISSIONS and first < current - 2
             if first >= current - KEPT_WINDOWS and not too_many:
                 break
-            del self.kept[first]
-            self.kept_count -= held
+            self.kept_count -= len(self.kept.pop(first))
             self.kept_from = first + 1
 
     def _dropped(self, window: int, drops: list[Entry]) -> None:
