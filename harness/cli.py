@@ -506,12 +506,20 @@ def run_check(args: argparse.Namespace) -> int:
         workers=args.workers,
         part_bytes=args.part_mb << 20,
         progress=stages(),
+        held=_held_whole,
     )
     print(listing.verdict(found))
     if args.json_out:
         with writing(args.json_out), open(args.json_out, "w", encoding="utf-8") as out:
             json.dump(found.to_json(), out, indent=1)
     return 0 if found.valid else 1
+
+
+def _held_whole(identity: str, why: str) -> None:
+    print(
+        f"{identity} is larger than a part (--part-mb): judged whole, in memory, because {why}",
+        file=sys.stderr,
+    )
 
 
 def _recheck(directory: Path) -> int:

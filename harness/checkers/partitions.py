@@ -63,7 +63,12 @@ from ratelimit_harness.harness.checkers.metrics import PERCENTILES, latencies, n
 from ratelimit_harness.harness.checkers.parts import OVER, WRONG
 from ratelimit_harness.harness.checkers.sliding_counter import disagreement
 from ratelimit_harness.harness.checkers.state import collision_witnesses
-from ratelimit_harness.harness.checkers.streamed_window import Found, NotStreamable, streamable
+from ratelimit_harness.harness.checkers.streamed_window import (
+    Found,
+    NotStreamable,
+    not_streamable,
+    streamable,
+)
 from ratelimit_harness.harness.errors import EnvironmentFailure
 from ratelimit_harness.harness.history import HistoryError, Operation, read_history
 from ratelimit_harness.harness.history.jsonl import operations_of_lines
@@ -79,6 +84,7 @@ COLLISION = "collision"  # judged across parts
 
 T = TypeVar("T")
 Progress = Callable[[str, int, int], None]  # (stage, done, of)
+Held = Callable[[str, str], None]  # (identity, why): a busy identity held whole
 Owners = dict[str, dict[str, tuple[int, Operation]]]  # Redis key -> identity -> first (line, op)
 
 
@@ -103,6 +109,7 @@ class Options(TypedDict, total=False):
     workers: int | None
     part_bytes: int | None
     progress: Progress | None
+    held: Held | None
 
 
 def check_file(
@@ -125,13 +132,15 @@ def judge_file(
     workers: int | None = None,
     part_bytes: int | None = None,
     progress: Progress | None = None,
+    held: Held | None = None,
     beside: Beside | None = None,
 ) -> tuple[Verdict, list[Any]]:
     """The verdict ``check`` gives the history file ``path`` (see ``check``), in bounded memory,
     and what ``beside`` found in each part (one result for a history judged at once; none
     without ``beside``). A file of at most ``part_bytes`` (default ``PART_BYTES``, the beside
     files' size counted in) is read and judged at once; a larger one in parts, by ``workers``
-    processes (default: one per core). ``progress``, when given, hears each stage's advance.
+    processes (default: one per core). ``progress``, when given, hears each stage's advance;
+    ``held``, of each identity larger than a part that was held whole, not streamed, and why.
     Raises HistoryError for a bad line or an unreadable file, EnvironmentFailure when the parts
     cannot be written or a worker dies."""
     extra = list(beside.paths) if beside else []
@@ -160,13 +169,17 @@ def judge_file(
             beside_offsets = [0, *np.cumsum(lines[len(spans) :])[:-1].tolist()]
             kept = {**(unjudged or {}), COLLISION: "judged across parts"}
             job = _Job(
-                os.fspath(path), folder, offsets, policy, kept, part_bytes, beside, beside_offsets
+                *(os.fspath(path), folder, offsets, policy, kept, part_bytes),
+                *(held is not None, beside, beside_offsets),
             )
             judged = [pool.submit(_judge_part, job, part) for part in range(parts)]
             found = [
                 p for each in _gathered(judged, f"judging {parts} parts", progress) for p in each
             ]
         besides = [part.beside for part in found] if beside else []
+        for identity, why in (each for part in found for each in part.held_whole.items()):
+            if held:
+                held(identity, why)
         return _joined(found, policy, ttls, unjudged), besides
     except BrokenProcessPool as error:
         raise EnvironmentFailure(f"a worker judging {path} died: {error}") from None
@@ -407,6 +420,7 @@ class _Part:
     given_back: int = 0
     accuracy: dict[str, int] = field(default_factory=dict)
     owners: Owners = field(default_factory=dict)
+    held_whole: dict[str, str] = field(default_factory=dict)  # busy identities not streamed: why
     beside: Any = None  # what the Beside found
 
 
@@ -421,6 +435,7 @@ class _Job:
     policy: Policy
     unjudged: dict[str, str]
     part_bytes: int  # what one identity may hold before it is judged as a stream
+    tell_held: bool = False  # look for the identities larger than a part held whole, and why
     beside: Beside | None = None
     beside_offsets: list[int] = field(default_factory=list)
 
@@ -437,7 +452,7 @@ def _judge_part(job: _Job, part: int) -> list[_Part]:
 
 def _judged_part(job: _Job, part: int) -> list[_Part]:
     path = job.path
-    streams = _busy(job, part)
+    streams, held = _busy(job, part)
     operations: list[Operation] = []
     numbers: list[int] = []
     batches = _part_lines(job.folder, "", job.offsets, part)
@@ -448,15 +463,15 @@ def _judged_part(job: _Job, part: int) -> list[_Part]:
         numbers += numbered
         del lines
     kept: list[_Part] = []
-    whole = set()
     for key, streamed in streams.items():
         try:
             kept.append(_streamed_part(streamed, streamed.finish()))
-        except NotStreamable:
-            whole.add(key)
-    if whole:
-        numbers, operations = _with(job, part, whole, numbers, operations)
+        except NotStreamable as why:
+            held[key] = str(why)
+    if held.keys() & streams.keys():
+        numbers, operations = _with(job, part, held.keys() & streams.keys(), numbers, operations)
     rest = _judged(job, operations, numbers, part) if operations else _Part()
+    rest.held_whole = held
     if job.beside:
         records = _part_lines(job.folder, "b", job.beside_offsets, part)
         rest.beside = job.beside(
@@ -465,26 +480,29 @@ def _judged_part(job: _Job, part: int) -> list[_Part]:
     return [rest, *kept]
 
 
-def _busy(job: _Job, part: int) -> dict[str, Streamed]:
-    """The identities of a part too large for a part alone (more than ``part_bytes`` of the
-    file), each to be judged as a stream, where the policy can be (``streamed_window``) and
-    nothing is judged beside the history. Looked for only in a part of twice ``part_bytes``
-    or more: one that holds such an identity."""
-    if job.beside or not streamable(job.policy):
-        return {}
+def _busy(job: _Job, part: int) -> tuple[dict[str, Streamed], dict[str, str]]:
+    """The *busy* identities of a part: each larger than a part alone (more than
+    ``part_bytes`` of the file). Each to be judged as a stream, where the policy can be
+    (``streamed_window``) and nothing is judged beside the history; else (where they are asked
+    for: ``tell_held``) each held whole, and why. Looked for only in a part of twice
+    ``part_bytes`` or more: one that holds such an identity."""
+    why = not_streamable(job.policy) if not streamable(job.policy) else None
+    if job.beside:
+        why = "its promises of X-RateLimit-Remaining are held against all its admissions"
+    if why and not job.tell_held:
+        return {}, {}
     files = (Path(job.folder, f"{index}-{part}.jsonl") for index in range(len(job.offsets)))
     if sum(file.stat().st_size for file in files if file.exists()) < 2 * job.part_bytes:
-        return {}
+        return {}, {}
     sizes: Counter[str | None] = Counter()
     for _, lines in _part_lines(job.folder, "", job.offsets, part):
         for key, line in zip(_keys_of(lines), lines, strict=True):
             sizes[key] += len(line) + 1
+    busy = [key for key, size in sizes.items() if key is not None and size > job.part_bytes]
+    if why:
+        return {}, dict.fromkeys(busy, why)
     kinds = [kind for kind in (OVER, WRONG) if kind not in job.unjudged]
-    return {
-        key: Streamed(key, job.policy, kinds, job.folder)
-        for key, size in sizes.items()
-        if key is not None and size > job.part_bytes
-    }
+    return {key: Streamed(key, job.policy, kinds, job.folder) for key in busy}, {}
 
 
 def _streamed(

@@ -70,13 +70,18 @@ def streamable(policy: Policy) -> bool:
     )
 
 
+def not_streamable(policy: Policy) -> str:
+    """Why ``policy``'s findings are not judged as a stream."""
+    return f"{policy} is judged on the whole identity"
+
+
 class WindowStream:
     """One identity's operations, judged as they come (``add``) and found at the end
     (``finish``). ``kinds``: those of ``OVER`` and ``WRONG`` to judge."""
 
     def __init__(self, key: str, policy: Policy, kinds: Collection[str] = (OVER, WRONG)) -> None:
         if not streamable(policy):
-            raise NotStreamable(f"{policy} is judged on the whole identity")
+            raise NotStreamable(not_streamable(policy))
         self.key = key
         self.limit, self.window = window_params(policy)
         self.origin = policy.origin(key)

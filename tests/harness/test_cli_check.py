@@ -121,3 +121,24 @@ def test_a_history_larger_than_a_part_is_judged_in_parts_with_the_same_verdict(
     assert len(over["witnesses"]) == 20
     listed = sum(witness["excess"] for witness in over["witnesses"][:3])
     assert f"... and {over['count'] - listed:,} more" in result.stdout
+
+
+def test_an_identity_larger_than_a_part_is_streamed_or_said_to_be_held_whole(
+    tmp_path: Path,
+) -> None:
+    """3.6 MB of one identity's requests, in parts of 1 MB: in order of invoke it is judged
+    as a stream, silently; out of order, whole, and stderr says so and why."""
+    ops = [
+        Operation(f"app-{n % 4}", "user:1", n / 20, n / 20 + 0.002, Outcome.ALLOWED)
+        for n in range(20_000)
+    ]
+    for name, history_ops in (("in-order", ops), ("out-of-order", ops[1:] + ops[:1])):
+        path = tmp_path / f"{name}.jsonl"
+        write_history(path, history_ops)
+        result = harness("check", str(path), "--policy", POLICY, "--part-mb", "1")
+        assert result.returncode == 1, result.stderr
+        held = "user:1 is larger than a part (--part-mb): judged whole, in memory, because "
+        if name == "in-order":
+            assert held not in result.stderr
+        else:
+            assert held + "its operations are not in order of invoke" in result.stderr

@@ -202,3 +202,35 @@ def test_a_busy_identity_streamed_leaves_unjudged_kinds_unjudged(tmp_path: Path)
     verdict = check_file(path, POLICY, workers=2, part_bytes=20_000, unjudged=unjudged)
     assert as_json(verdict) == as_json(check(operations, POLICY, unjudged=unjudged))
     assert "wrongful-rejection" not in {v.kind for v in verdict.violations}
+
+
+@pytest.mark.parametrize(
+    ("spec", "in_order", "beside", "why"),
+    [
+        ("fixed-window:limit=3,window=1", True, False, ""),
+        ("fixed-window:limit=3,window=1", False, False, "not in order of invoke"),
+        ("sliding-window:limit=3,window=1", True, False, "is judged on the whole identity"),
+        ("fixed-window:limit=3,window=1", True, True, "promises of X-RateLimit-Remaining"),
+    ],
+)
+def test_a_busy_identity_held_whole_is_told_with_why(
+    tmp_path: Path, spec: str, in_order: bool, beside: bool, why: str
+) -> None:
+    operations = busy_history(3_000)
+    if not in_order:
+        operations[100:110] = reversed(operations[100:110])
+    path = tmp_path / "history.jsonl"
+    write_history(path, operations)
+    (tmp_path / "records.jsonl").write_text('{"key": "user:busy"}\n')
+    told: list[tuple[str, str]] = []
+    judge_file(
+        path,
+        Policy.parse(spec),
+        workers=1,
+        part_bytes=20_000,
+        held=lambda identity, reason: told.append((identity, reason)),
+        beside=KeysSeen((str(tmp_path / "records.jsonl"),)) if beside else None,
+    )
+    assert [(identity, why in reason) for identity, reason in told] == (
+        [("user:busy", True)] if why else []
+    )
