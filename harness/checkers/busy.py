@@ -33,10 +33,15 @@ Owners = dict[str, dict[str, tuple[int, Operation]]]  # Redis key -> identity ->
 
 class Streamed:
     """One identity's operations, judged as they come; ``whole_because`` is set once it must
-    be judged whole instead."""
+    be judged whole instead. With ``keep``, its admissions are kept (``admitted``), for what is
+    judged beside the history."""
 
-    def __init__(self, key: str, policy: Policy, kinds: Collection[str], folder: str) -> None:
+    def __init__(
+        self, key: str, policy: Policy, kinds: Collection[str], folder: str, keep: bool = False
+    ) -> None:
         self.key = key
+        self.keep = keep
+        self.admitted: list[tuple[int, Operation]] = []  # with ``keep``: (line, admission)
         self.stream = WindowStream(key, policy, kinds)
         self.folder = folder
         self.whole_because: str | None = None
@@ -60,12 +65,19 @@ class Streamed:
         except NotStreamable as why:
             self.whole_because = str(why)
             self.latencies.clear()
+            self.admitted.clear()
             return
         if not self.operations:
             self.first_line = numbers[0]
         self.operations += len(ops)
         self.outcomes.update(map(_OUTCOME, ops))
         self.processes.update(map(_PROCESS, ops))
+        if self.keep:
+            self.admitted += (
+                (number, op)
+                for number, op in zip(numbers, ops, strict=True)
+                if op.outcome is Outcome.ALLOWED
+            )
         if any(map(_KEYS, ops)):  # recorded by few drivers
             for number, op in zip(numbers, ops, strict=True):
                 for key in op.keys:

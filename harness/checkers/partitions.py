@@ -81,6 +81,7 @@ MAX_PARTS = 512  # open files per routing worker: twice this
 BATCH_BYTES = 4 << 20  # read at once by a routing worker
 CONVERT_LINES = 8192  # lines converted at once by a judging worker
 COLLISION = "collision"  # judged across parts
+_NUMBER = itemgetter(0)  # of a (line number, operation)
 
 T = TypeVar("T")
 Progress = Callable[[str, int, int], None]  # (stage, done, of)
@@ -92,10 +93,17 @@ class Beside(Protocol):
     """Files of records beside a history, each naming an identity in its ``key`` field, and how
     to judge them against it: called once a part, with the part's operations and the part's
     records (each line with its number across ``paths``, counted from 1, in file order). What
-    it returns is the caller's to join. It must pickle (it goes to the workers)."""
+    it returns is the caller's to join. It must pickle (it goes to the workers).
+
+    Where it reads only the admitted operations (``admitted_only``), it is handed only those of
+    a busy identity judged as a stream (``busy``), so that the identity's others need not be
+    held."""
 
     @property
     def paths(self) -> Sequence[str]: ...
+
+    @property
+    def admitted_only(self) -> bool: ...
 
     def __call__(
         self, operations: Sequence[Operation], records: list[tuple[int, bytes]]
@@ -173,10 +181,9 @@ def judge_file(
                 *(held is not None, beside, beside_offsets),
             )
             judged = [pool.submit(_judge_part, job, part) for part in range(parts)]
-            found = [
-                p for each in _gathered(judged, f"judging {parts} parts", progress) for p in each
-            ]
-        besides = [part.beside for part in found] if beside else []
+            each_part = _gathered(judged, f"judging {parts} parts", progress)
+        found = [judged for of_part in each_part for judged in of_part]
+        besides = [of_part[0].beside for of_part in each_part] if beside else []
         for identity, why in (each for part in found for each in part.held_whole.items()):
             if held:
                 held(identity, why)
@@ -442,10 +449,10 @@ class _Job:
 
 def _judge_part(job: _Job, part: int) -> list[_Part]:
     """Stage 2: read part ``part`` back (each range's line numbers made whole by its offset),
-    judge it, and keep what the joined verdict needs (of an identity judged as a stream, apart:
-    ``busy``). The cyclic collector is paused meanwhile:
-    it would rescan the part's operations again and again while they are built (it finds
-    nothing to free among them; a third of the time)."""
+    judge it, and keep what the joined verdict needs: first of the part, then of each busy
+    identity judged as a stream (``busy``). The cyclic collector is paused meanwhile: it would
+    rescan the part's operations again and again while they are built (it finds nothing to
+    free among them; a third of the time)."""
     with collector_paused():
         return _judged_part(job, part)
 
@@ -474,6 +481,10 @@ def _judged_part(job: _Job, part: int) -> list[_Part]:
     rest.held_whole = held
     if job.beside:
         records = _part_lines(job.folder, "b", job.beside_offsets, part)
+        admitted = [stream.admitted for key, stream in streams.items() if key not in held]
+        if admitted:  # with those of the busy identities judged as streams, in file order
+            merged = heapq.merge(zip(numbers, operations, strict=True), *admitted, key=_NUMBER)
+            operations = [op for _, op in merged]
         rest.beside = job.beside(
             operations, [r for n, ls in records for r in zip(n, ls, strict=True)]
         )
@@ -483,12 +494,12 @@ def _judged_part(job: _Job, part: int) -> list[_Part]:
 def _busy(job: _Job, part: int) -> tuple[dict[str, Streamed], dict[str, str]]:
     """The *busy* identities of a part: each larger than a part alone (more than
     ``part_bytes`` of the file). Each to be judged as a stream, where the policy can be
-    (``streamed_window``) and nothing is judged beside the history; else (where they are asked
-    for: ``tell_held``) each held whole, and why. Looked for only in a part of twice
-    ``part_bytes`` or more: one that holds such an identity."""
+    (``streamed_window``) and what is judged beside the history reads only admissions; else
+    (where they are asked for: ``tell_held``) each held whole, and why. Looked for only in a
+    part of twice ``part_bytes`` or more: one that holds such an identity."""
     why = not_streamable(job.policy) if not streamable(job.policy) else None
-    if job.beside:
-        why = "its promises of X-RateLimit-Remaining are held against all its admissions"
+    if job.beside and not job.beside.admitted_only:
+        why = "what is judged beside the history needs all its operations"
     if why and not job.tell_held:
         return {}, {}
     files = (Path(job.folder, f"{index}-{part}.jsonl") for index in range(len(job.offsets)))
@@ -502,7 +513,8 @@ def _busy(job: _Job, part: int) -> tuple[dict[str, Streamed], dict[str, str]]:
     if why:
         return {}, dict.fromkeys(busy, why)
     kinds = [kind for kind in (OVER, WRONG) if kind not in job.unjudged]
-    return {key: Streamed(key, job.policy, kinds, job.folder) for key in busy}, {}
+    keep = job.beside is not None  # the admissions, for the beside
+    return {key: Streamed(key, job.policy, kinds, job.folder, keep) for key in busy}, {}
 
 
 def _streamed(

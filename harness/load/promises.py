@@ -162,6 +162,7 @@ class PromiseCheck:
     paths: Sequence[str]
     policy: Policy
     spans: Sequence[tuple[float, float]] = ()
+    admitted_only = True  # a promise is held against admissions only
 
     def __call__(
         self, operations: Sequence[Operation], records: list[tuple[int, bytes]]

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import errno
 import json
+import os
 import random
 from pathlib import Path
 
 import pytest
 
 from ratelimit_harness.harness.checkers import partitions
+from ratelimit_harness.harness.checkers.busy import Streamed
+from ratelimit_harness.harness.checkers.streamed_window import Found
 from ratelimit_harness.harness.errors import OutputError
 from ratelimit_harness.harness.history import Outcome, merge
 from ratelimit_harness.harness.load import fault_effects, journals
@@ -87,6 +90,21 @@ def test_a_run_judged_in_parts_gets_the_verdict_of_one_judged_in_memory(
     assert any(stage.startswith("api (clients): judging") for stage in heard)
     assert json.dumps(in_parts, sort_keys=True) == json.dumps(whole, sort_keys=True)
     assert (tmp_path / "history" / "api.history.jsonl").read_bytes() == kept
+    # each identity is larger than a part: judged as a stream where its policy allows (here,
+    # in this process, to count them), its admissions handed to the promises' check
+    streamed: list[str] = []
+    finish = Streamed.finish
+
+    def counted(self: Streamed) -> Found:
+        found = finish(self)
+        streamed.append(self.key)
+        return found
+
+    monkeypatch.setattr(Streamed, "finish", counted)
+    monkeypatch.setattr(os, "cpu_count", lambda: 1)
+    here = judge(tmp_path, RULES, ttls, None).to_json()
+    assert json.dumps(here, sort_keys=True) == json.dumps(whole, sort_keys=True)
+    assert len(set(streamed)) == 12  # every identity, of login and api (fixed windows)
 
 
 @pytest.mark.parametrize("block", [1, 5, 64, 1 << 20])
