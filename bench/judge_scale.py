@@ -8,10 +8,13 @@ peak memory.
 The requests are ``check_speed.build``'s (a reference model's decisions on 200 identities, 2,000
 a second), one million written again for each further million with the identities renamed (in
 journals of their own, as more processes would write), so the busiest identity keeps 5,000.
+With ``--identities 1``, each million is one identity's: busy, larger than a part, it is judged
+as a stream.
 Peak memory is the largest resident set of the judging process (``self``) and of any one worker
 (``worker``). Asserts only that both ways find the same violations.
 
-    .venv/bin/python bench/judge_scale.py [--requests 1000000,10000000] [--json]
+    .venv/bin/python bench/judge_scale.py [--requests 1000000,10000000] [--identities 200]
+        [--json]
 """
 
 from __future__ import annotations
@@ -96,6 +99,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", default="1000000,10000000")
     parser.add_argument("--memory-up-to", type=int, default=10 * MILLION)
+    parser.add_argument("--identities", type=int, default=200, help="in each million")
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
     sizes = [int(n) for n in args.requests.split(",")]
@@ -103,7 +107,7 @@ def main() -> None:
     print(header("requests", "req/s"))
     with tempfile.TemporaryDirectory(prefix="judge-scale-") as folder:
         unit = min(MILLION, *sizes)
-        base = journals(build(Policy.parse(POLICY), unit, 200, 1), Path(folder))
+        base = journals(build(Policy.parse(POLICY), unit, args.identities, 1), Path(folder))
         for size in sizes:
             run_dir = Path(folder, f"run-{size}")
             write_run(base, max(1, size // unit), run_dir)
