@@ -1,6 +1,7 @@
-"""An identity's fixed windows judged as a stream (``streamed_window``) are judged as
-``fixed_window`` judges them all at once: the same counts, the same first witnesses. Where the
-stream gives up (``NotStreamable``), it is for the reason it gives.
+"""An identity's window policy judged as a stream (``streamed_window``) is judged as the
+checkers judge it all at once: the same counts, the same first witnesses, for aligned fixed
+windows (with and without a phase) and sliding windows. Where the stream gives up
+(``NotStreamable``), it is for the reason it gives.
 
 The histories are one identity's, in order of invoke, many near a window's edge, some never
 completed; the stream keeps few windows and lets go of instants early, so that what it forgets
@@ -21,11 +22,14 @@ import numpy as np
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from ratelimit_harness.harness.checkers import check, fixed_window, streamed_window
+from ratelimit_harness.harness.checkers import check, fixed_window, streamed_fixed, streaming
 from ratelimit_harness.harness.checkers.busy import Streamed
-from ratelimit_harness.harness.checkers.edges import EDGE
+from ratelimit_harness.harness.checkers.edges import EDGE, least_apart
 from ratelimit_harness.harness.checkers.partitions import check_file
-from ratelimit_harness.harness.checkers.streamed_window import NotStreamable, WindowStream
+from ratelimit_harness.harness.checkers.placement import greedy_drops_none
+from ratelimit_harness.harness.checkers.rules import SlidingWindow
+from ratelimit_harness.harness.checkers.streamed_window import WindowStream
+from ratelimit_harness.harness.checkers.streaming import NotStreamable
 from ratelimit_harness.harness.checkers.timeline import window_params
 from ratelimit_harness.harness.history import Operation, Outcome, write_history
 from ratelimit_harness.limiters import Policy
@@ -34,17 +38,24 @@ START = 1_700_000_000.0
 KINDS = ("over-admission", "wrongful-rejection")
 
 policies = st.builds(
-    lambda limit, window, phase: Policy.parse(f"fixed-window:limit={limit},window={window}{phase}"),
+    lambda kind, limit, window: Policy.parse(f"{kind}:limit={limit},window={window}"),
+    st.sampled_from(["fixed-window", "sliding-window"]),
     st.integers(1, 4),
     st.sampled_from([0.25, 0.5, 1, 2]),
-    st.sampled_from(["", ",phase=crc32"]),
 )
+phased = st.builds(
+    lambda limit, window: Policy.parse(f"fixed-window:limit={limit},window={window},phase=crc32"),
+    st.integers(1, 4),
+    st.sampled_from([0.25, 0.5, 1, 2]),
+)
+policies = policies | phased
 
 
 @st.composite
 def histories(draw: st.DrawFn, key: str = "user:1", most: int = 60) -> list[Operation]:
     """One identity's operations, in order of invoke: allowed ones mostly, some near an edge
-    (of the quarter seconds every window here is made of), some never completed."""
+    (of the quarter seconds every window here is made of), some failed (an error, known not to
+    have counted), some never completed."""
     t = START + draw(st.floats(0, 1))
     ops = []
     for _ in range(draw(st.integers(1, most))):
@@ -54,7 +65,9 @@ def histories(draw: st.DrawFn, key: str = "user:1", most: int = 60) -> list[Oper
             invoke = round(t * 4) / 4 + draw(st.floats(-2 * EDGE, 2 * EDGE))
         t = max(t, invoke)
         outcome = draw(
-            st.sampled_from([Outcome.ALLOWED] * 3 + [Outcome.REJECTED] * 2 + [Outcome.UNKNOWN])
+            st.sampled_from(
+                [Outcome.ALLOWED] * 3 + [Outcome.REJECTED] * 2 + [Outcome.ERROR, Outcome.UNKNOWN]
+            )
         )
         latency = draw(st.sampled_from([0.0, 0.0005, 0.002, 0.03, 0.4, 1.3]))
         complete = None if outcome is Outcome.UNKNOWN and draw(st.booleans()) else t + latency
@@ -67,9 +80,9 @@ def forgetful(windows: int, admissions: int, forget_at: int) -> Iterator[None]:
     """The stream keeps ``windows`` windows and ``admissions`` admissions back, and lets go of
     instants once ``forget_at`` may go."""
     with (
-        mock.patch.object(streamed_window, "KEPT_WINDOWS", windows),
-        mock.patch.object(streamed_window, "KEPT_ADMISSIONS", admissions),
-        mock.patch.object(streamed_window, "FORGET_AT", forget_at),
+        mock.patch.object(streamed_fixed, "KEPT_WINDOWS", windows),
+        mock.patch.object(streamed_fixed, "KEPT_ADMISSIONS", admissions),
+        mock.patch.object(streaming, "FORGET_AT", forget_at),
     ):
         yield
 
@@ -107,6 +120,16 @@ def needs_a_shift(history: list[Operation], policy: Policy) -> bool:
     )
 
 
+def placed_forwards(history: list[Operation], policy: Policy) -> bool:
+    """``placement``'s first step on the whole: whether earliest deadline first, forwards,
+    places every admission (if not, the later steps search the whole identity)."""
+    admitted = [op for op in history if op.outcome is Outcome.ALLOWED]
+    starts = np.array([op.invoke for op in admitted], dtype=np.float64)
+    ends = np.array([op.complete for op in admitted], dtype=np.float64)
+    limit, window = window_params(policy)
+    return greedy_drops_none(starts, ends, SlidingWindow(limit, least_apart(window)))
+
+
 @settings(deadline=None, max_examples=400)
 @given(
     policy=policies,
@@ -114,7 +137,7 @@ def needs_a_shift(history: list[Operation], policy: Policy) -> bool:
     memory=st.tuples(st.integers(1, 4), st.integers(1, 12), st.integers(0, 3)),
     batch=st.integers(1, 8),
 )
-def test_a_stream_finds_what_fixed_window_finds(
+def test_a_stream_finds_what_the_checkers_find(
     policy: Policy, history: list[Operation], memory: tuple[int, int, int], batch: int
 ) -> None:
     """``memory``: the windows and admissions kept back, and the instants let go of at once."""
@@ -126,9 +149,12 @@ def test_a_stream_finds_what_fixed_window_finds(
     except NotStreamable as error:
         why = str(error)
     event(why or "streamed")
-    event(f"found {sorted(expected)}")
+    event(f"{policy.kind} {'streamed' if not why else 'whole'}, found {sorted(expected)}")
     if "shift" in why:
         assert needs_a_shift(history, policy)
+        return
+    if "over the rule" in why:
+        assert not placed_forwards(history, policy)
         return
     if why:
         assert "reaches back" in why

@@ -22,7 +22,8 @@ import numpy as np
 
 from ratelimit_harness.harness.checkers.columns import Floats
 from ratelimit_harness.harness.checkers.latency_files import LatencyFile
-from ratelimit_harness.harness.checkers.streamed_window import Found, NotStreamable, WindowStream
+from ratelimit_harness.harness.checkers.streamed_window import WindowStream
+from ratelimit_harness.harness.checkers.streaming import Found, NotStreamable
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.limiters.policy import Policy
 

@@ -63,12 +63,8 @@ from ratelimit_harness.harness.checkers.metrics import PERCENTILES, latencies, n
 from ratelimit_harness.harness.checkers.parts import OVER, WRONG
 from ratelimit_harness.harness.checkers.sliding_counter import disagreement
 from ratelimit_harness.harness.checkers.state import collision_witnesses
-from ratelimit_harness.harness.checkers.streamed_window import (
-    Found,
-    NotStreamable,
-    not_streamable,
-    streamable,
-)
+from ratelimit_harness.harness.checkers.streamed_window import not_streamable, streamable
+from ratelimit_harness.harness.checkers.streaming import Found, NotStreamable
 from ratelimit_harness.harness.errors import EnvironmentFailure
 from ratelimit_harness.harness.history import HistoryError, Operation, read_history
 from ratelimit_harness.harness.history.jsonl import operations_of_lines

@@ -7,8 +7,10 @@ import random
 
 import pytest
 
-from ratelimit_harness.harness.checkers import check, streamed_window
-from ratelimit_harness.harness.checkers.streamed_window import NotStreamable, WindowStream
+from ratelimit_harness.harness.checkers import check, streamed_fixed, streaming
+from ratelimit_harness.harness.checkers.streamed_fixed import FixedWindowOver
+from ratelimit_harness.harness.checkers.streamed_window import WindowStream
+from ratelimit_harness.harness.checkers.streaming import NotStreamable
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.limiters import Policy
 from tests.harness.checkers.factory import op
@@ -71,13 +73,13 @@ def test_what_a_stream_keeps_does_not_grow_with_the_history() -> None:
     ops = hammered(200, 500, limit=200)
     stream = streamed(ops, Policy.parse("fixed-window:limit=200,window=1"), batch=4096)
     over, wrong = stream.over, stream.wrong
-    assert over is not None
+    assert isinstance(over, FixedWindowOver)
     assert wrong is not None
-    assert len(over.kept) <= streamed_window.KEPT_WINDOWS + 1
-    assert over.kept_count <= 200 * (streamed_window.KEPT_WINDOWS + 1)
+    assert len(over.kept) <= streamed_fixed.KEPT_WINDOWS + 1
+    assert over.kept_count <= 200 * (streamed_fixed.KEPT_WINDOWS + 1)
     assert len(over.either_side.pending) <= 200
-    held = len(wrong.starts.kept) + len(wrong.ends.kept)
-    assert held <= 2 * (2 * streamed_window.FORGET_AT + 4096 + 2 * 500)
+    held = len(wrong.placed.starts.kept) + len(wrong.placed.ends.kept)
+    assert held <= 2 * (2 * streaming.FORGET_AT + 4096 + 2 * 500)
     assert len(wrong.waiting) <= 4096
     assert stream.finish() == {}
 
@@ -88,7 +90,7 @@ def test_what_a_stream_keeps_does_not_grow_with_the_history() -> None:
         ("fixed-window:limit=2,window=1,anchor=first", "judged on the whole identity"),
         ("fixed-window:limit=2,window=1,block=5", "judged on the whole identity"),
         ("fixed-window:limit=2,window=1,count=attempts", "judged on the whole identity"),
-        ("sliding-window:limit=2,window=1", "judged on the whole identity"),
+        ("gcra:capacity=2,rate=1", "judged on the whole identity"),
         ("token-bucket:capacity=2,rate=1", "judged on the whole identity"),
     ],
 )
