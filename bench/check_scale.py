@@ -17,7 +17,7 @@ thousand seconds later. Judged in parts, its operations are streamed (``streamed
 ``--whole-up-to`` operations.
 
     .venv/bin/python bench/check_scale.py [--operations 1000000,10000000,100000000]
-        [--busy 1000000,10000000] [--json]
+        [--busy 1000000,10000000] [--policy SPEC] [--json]
 """
 
 from __future__ import annotations
@@ -80,12 +80,14 @@ def write_busy(base: list[Operation], copies: int, path: Path) -> None:
             )
 
 
-def judged_both_ways(path: Path, hows: list[str], size: int, what: str) -> list[dict[str, object]]:
+def judged_both_ways(
+    path: Path, policy: str, hows: list[str], size: int, what: str
+) -> list[dict[str, object]]:
     """Each way of ``hows`` measured on ``path``; exits if their verdicts differ."""
     rows, verdicts = [], []
     for how in hows:
         started = time.perf_counter()
-        found = measured(JUDGE, str(path), POLICY, how)
+        found = measured(JUDGE, str(path), policy, how)
         verdicts.append(found["verdict"])
         row = scale_row(f"check {what}{how}: operations/s", "operations", how, found)
         row["note"] += f"; {time.perf_counter() - started:.0f} s with its process"
@@ -95,36 +97,43 @@ def judged_both_ways(path: Path, hows: list[str], size: int, what: str) -> list[
     return rows
 
 
+def _counts(text: str) -> list[int]:
+    """``1000000,10000000`` as numbers; none for an empty text."""
+    return [int(n) for n in text.split(",")] if text else []
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--operations", default="1000000,10000000,100000000")
     parser.add_argument("--busy", default="1000000,10000000")
+    parser.add_argument("--policy", default=POLICY, help=f"default: {POLICY}")
     parser.add_argument("--whole-up-to", type=int, default=10 * MILLION)
     parser.add_argument("--json", action="store_true", help="end with one JSON line")
     args = parser.parse_args()
-    sizes = [int(n) for n in args.operations.split(",")]
-    busy = [int(n) for n in args.busy.split(",")] if args.busy else []
+    sizes, busy = _counts(args.operations), _counts(args.busy)
     rows: list[dict[str, object]] = []
     print(header("operations", "ops/s"))
     with tempfile.TemporaryDirectory(prefix="check-scale-") as folder:
         base_path = Path(folder, "base.jsonl")
-        unit = min(MILLION, *sizes)
-        write_history(base_path, build(Policy.parse(POLICY), unit, 200, 1))
-        base = base_path.read_bytes()
+        unit = min([MILLION, *sizes])
+        policy = Policy.parse(args.policy)
+        if sizes:
+            write_history(base_path, build(policy, unit, 200, 1))
+        base = base_path.read_bytes() if sizes else b""
         for size in sizes:
             path = Path(folder, "history.jsonl")
             write_scaled(base, max(1, size // unit), path)
             hows = ["whole", "parts"] if size <= args.whole_up_to else ["parts"]
-            rows += judged_both_ways(path, hows, size, "")
+            rows += judged_both_ways(path, args.policy, hows, size, "")
             path.unlink()
         if busy:
             print("one identity hammered:")
-            one = build(Policy.parse(POLICY), min(MILLION, *busy), 1, 1)
+            one = build(policy, min([MILLION, *busy]), 1, 1)
         for size in busy:
             path = Path(folder, "busy.jsonl")
             write_busy(one, max(1, size // len(one)), path)
             hows = ["parts", "held"] if size <= args.whole_up_to else ["parts"]
-            rows += judged_both_ways(path, hows, size, "one identity ")
+            rows += judged_both_ways(path, args.policy, hows, size, "one identity ")
             path.unlink()
     if args.json:
         print(json.dumps({"bench": "check_scale", "rows": rows}))

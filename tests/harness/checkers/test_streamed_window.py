@@ -118,3 +118,28 @@ def test_out_of_order_across_batches_is_found_too() -> None:
     stream.add([1], [op(2.0)])
     with pytest.raises(NotStreamable, match="not in order of invoke"):
         stream.add([2], [op(1.0)])
+
+
+SLIDING = Policy.parse("sliding-window:limit=2,window=1")
+
+
+def test_a_sliding_window_streamed_finds_its_wrongful_rejection() -> None:
+    ops = [
+        op(10.0, 10.001),
+        op(10.5, 10.501),
+        op(11.2, 11.201, "rejected"),  # the first admission left the window at 11.0
+        op(11.3, 11.301),
+    ]
+    found = streamed(ops, SLIDING).finish()
+    whole = check(ops, SLIDING).of_kind("wrongful-rejection")[0]
+    count, witnesses = found["wrongful-rejection"]
+    assert count == whole.count == 1
+    assert [w.to_json() for w in witnesses] == [w.to_json() for w in whole.witnesses]
+    assert "over-admission" not in found
+
+
+def test_a_sliding_window_that_may_be_over_admitted_is_searched_whole() -> None:
+    ops = [op(10.0, 10.001), op(10.2, 10.201), op(10.4, 10.401)]  # three in one window
+    assert check(ops, SLIDING).count("over-admission") == 1
+    with pytest.raises(NotStreamable, match="over the rule: searched on the whole"):
+        streamed(ops, SLIDING).finish()
