@@ -2,7 +2,7 @@
 stream, so that one identity hammered for hours needs no more memory than one hammered for a
 minute.
 
-``Streamed`` feeds the identity's operations, in file order, to a ``WindowStream`` and keeps what
+``Streamed`` feeds the identity's operations, in file order, to a ``IdentityStream`` and keeps what
 the joined verdict needs besides its findings: the count of each outcome, the processes, the
 first line, the Redis keys it touched (each with its first operation), and the latencies, sorted
 ``LATENCY_BLOCK`` at a time into files (``latency_files``: a percentile is found across sorted
@@ -22,7 +22,7 @@ import numpy as np
 
 from ratelimit_harness.harness.checkers.columns import Floats
 from ratelimit_harness.harness.checkers.latency_files import LatencyFile
-from ratelimit_harness.harness.checkers.streamed_window import WindowStream
+from ratelimit_harness.harness.checkers.streamed_identity import IdentityStream
 from ratelimit_harness.harness.checkers.streaming import Found, NotStreamable
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.limiters.policy import Policy
@@ -43,7 +43,7 @@ class Streamed:
         self.key = key
         self.keep = keep
         self.admitted: list[tuple[int, Operation]] = []  # with ``keep``: (line, admission)
-        self.stream = WindowStream(key, policy, kinds)
+        self.stream = IdentityStream(key, policy, kinds)
         self.folder = folder
         self.whole_because: str | None = None
         self.operations = 0

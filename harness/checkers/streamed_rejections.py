@@ -1,14 +1,17 @@
-"""Wrongful rejection under a window policy, judged as a stream (``streaming``), as
-``fixed_window.wrongful_rejections`` and ``sliding_window.wrongful_rejections`` judge it: a
-rejection is wrongful when, wherever it and the others fall, the admitted and unknown operations
-that can be placed in its window leave room for one more.
+"""Wrongful rejection judged as a stream (``streaming``), as the checkers judge it all at once:
+a rejection is wrongful when, wherever it and the others fall, the admitted and unknown
+operations that can count against it leave room for one more.
 
 A rejection is judged once an operation invoked after its completion has come: every operation
-that can count against it has then come. It keeps the admitted and unknown operations invoked or
-completed within a window of the earliest rejection not yet judged, and the rejections whose
-completion is still ahead of the latest invoke. The rejections are judged a batch at a time:
-first at the instant of their invoke, all at once; the few with room left there, at every
-instant they may have happened at (``Room``).
+that can count against it has then come. The rejections are judged a batch at a time: first at
+the instant of their invoke, all at once; the few with room left there, at every instant they
+may have happened at. What each policy counts, and keeps to count it, is its ``Room``:
+
+- aligned fixed windows (``FixedRoom``) and a sliding window (``SlidingRoom``) keep the admitted
+  and unknown operations invoked or completed within a window of the earliest rejection not yet
+  judged;
+- a token bucket (``streamed_bucket.BucketRoom``) keeps those invoked or completed since then,
+  and, of all before, how many there were and the bucket's fullest state.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from __future__ import annotations
 import heapq
 import math
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -29,8 +32,37 @@ from ratelimit_harness.harness.checkers.timeline import decided_by
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.verdict import MAX_WITNESSES, Witness
 
-_INVOKE, _FIRST = operator.itemgetter(2), operator.itemgetter(0)
+_FIRST = operator.itemgetter(0)
 MAY_HAVE_COUNTED = (Outcome.ALLOWED, Outcome.UNKNOWN)  # an error is known not to have
+Right = Callable[[float], bool]  # whether a rejection with this much used was right
+
+
+class Room(Protocol):
+    """How a policy counts what a rejection had used, and what it keeps to count it."""
+
+    unit: str  # what is counted, in a witness's words
+    budget: int  # how much there is
+    whole: bool  # whether one more takes a whole unit (a bucket's token: ``wrongful``)
+
+    def add(self, placed: Sequence[Operation], latest: float) -> None:
+        """The next admitted and unknown operations, in order of invoke; every operation
+        invoked before ``latest`` has then come."""
+        ...
+
+    def forget(self, earliest: float, latest: float) -> None:
+        """No rejection invoked before ``earliest`` is left to judge, and every operation
+        invoked up to ``latest`` has come."""
+        ...
+
+    def at_invoke(self, invokes: Floats, lasts: Floats) -> Floats:
+        """What each rejection used at least: at the instant of its invoke, for all at once
+        (``lasts``: their completions)."""
+        ...
+
+    def most_used(self, op: Operation, right: Right) -> float:
+        """The most any placement has used at an instant ``op`` may have happened at; or,
+        once ``right`` of what is found, that."""
+        ...
 
 
 class Placed:
@@ -40,45 +72,51 @@ class Placed:
     def __init__(self) -> None:
         self.starts, self.ends = Instants(), Instants()
 
+    def add(self, placed: Sequence[Operation], latest: float) -> None:
+        self.starts.add(np.fromiter((op.invoke for op in placed), np.float64, len(placed)))
+        ends = [op.complete for op in placed if op.complete is not None]
+        self.ends.add(np.array(ends, dtype=np.float64))
+
     def within(self, since: Any, until: Any) -> Any:
         """How many can be placed in [since, until], for each pair (``counting.Placeable``)."""
         return self.starts.at_most(until) - self.ends.before(since)
 
 
-class Room(Protocol):
-    """How a window policy counts what a rejection had used."""
+class _Windows(Placed):
+    """A window policy's room: ``budget`` admissions a window; what lies more than
+    ``lookback`` before the earliest rejection still to judge is let go of."""
 
-    unit: str  # what is counted, in a witness's words
-    lookback: float  # a window the rejection counts in starts less than this before its invoke
+    unit = ""
+    whole = False
 
-    def at_invoke(self, placed: Placed, invokes: Floats, lasts: Floats) -> Floats:
-        """What each rejection used at least: in the window of its invoke, for all at once."""
-        ...
+    def __init__(self, limit: int, lookback: float) -> None:
+        super().__init__()
+        self.budget, self.lookback = limit, lookback
 
-    def most_used(self, placed: Placed, op: Operation, enough: int) -> int:
-        """The most any placement has used in a window ``op`` may count in, up to its instant;
-        or ``enough`` or more once that many are found (the rejection is then right)."""
-        ...
+    def forget(self, earliest: float, latest: float) -> None:
+        low = earliest - self.lookback - 2 * EDGE
+        self.starts.forget(low)
+        self.ends.forget(low)
 
 
-class FixedRoom:
+class FixedRoom(_Windows):
     """Aligned fixed windows (``fixed_window``): the admissions that can fall in a window the
     rejection may count in, from its start (less an edge) up to the rejection's instant."""
 
     unit = "admissions in its window"
 
-    def __init__(self, window: float, origin: float) -> None:
+    def __init__(self, limit: int, window: float, origin: float) -> None:
+        super().__init__(limit, window + 2 * EDGE)  # a window starts less than this before
         self.window, self.origin = window, origin
-        self.lookback = window + 2 * EDGE
 
-    def at_invoke(self, placed: Placed, invokes: Floats, lasts: Floats) -> Floats:
+    def at_invoke(self, invokes: Floats, lasts: Floats) -> Floats:
         window, origin = self.window, self.origin
         k = np.floor((invokes - origin - EDGE) / window)  # windows_touched's first
         until = np.minimum(lasts, (k + 1) * window + origin + EDGE)
-        used: Floats = placed.within(k * window + origin - EDGE, until)
+        used: Floats = self.within(k * window + origin - EDGE, until)
         return used
 
-    def most_used(self, placed: Placed, op: Operation, enough: int) -> int:
+    def most_used(self, op: Operation, right: Right) -> float:
         window, origin = self.window, self.origin
         last = decided_by(op)
         first_window, last_window = windows_touched(op.invoke - origin, last - origin, window)
@@ -86,60 +124,56 @@ class FixedRoom:
         for k in range(first_window, last_window + 1):
             until = min(last, (k + 1) * window + origin + EDGE)
             since = k * window + origin - EDGE
-            most = max(most, int(placed.within(np.float64(since), np.float64(until))))
-            if most >= enough:
+            most = max(most, int(self.within(np.float64(since), np.float64(until))))
+            if right(most):
                 break
         return most
 
 
-class SlidingRoom:
+class SlidingRoom(_Windows):
     """A sliding window (``sliding_window``): the admissions that can fall in the window before
     each instant the rejection may have happened at, [t - window - EDGE, t]."""
 
     unit = "admissions in the window before it"
 
-    def __init__(self, window: float) -> None:
-        self.reach = self.lookback = window + EDGE
+    def __init__(self, limit: int, window: float) -> None:
+        super().__init__(limit, window + EDGE)
+        self.reach = window + EDGE
 
-    def at_invoke(self, placed: Placed, invokes: Floats, lasts: Floats) -> Floats:
-        used: Floats = placed.within(invokes - self.reach, invokes)
+    def at_invoke(self, invokes: Floats, lasts: Floats) -> Floats:
+        used: Floats = self.within(invokes - self.reach, invokes)
         return used
 
-    def most_used(self, placed: Placed, op: Operation, enough: int) -> int:
+    def most_used(self, op: Operation, right: Right) -> float:
         most = 0
-        for t in [op.invoke, *placed.starts.between(op.invoke, decided_by(op))]:
-            most = max(most, int(placed.within(np.float64(t - self.reach), np.float64(t))))
-            if most >= enough:
+        for t in [op.invoke, *self.starts.between(op.invoke, decided_by(op))]:
+            most = max(most, int(self.within(np.float64(t - self.reach), np.float64(t))))
+            if right(most):
                 break
         return most
 
 
 class Rejections:
-    """The wrongful rejections of one identity's stream, by ``room``; ``limit`` admissions a
-    window."""
+    """The wrongful rejections of one identity's stream, counted by ``room``."""
 
-    def __init__(self, key: str, limit: int, room: Room) -> None:
-        self.key, self.limit, self.room = key, limit, room
-        self.placed = Placed()
+    def __init__(self, key: str, room: Room) -> None:
+        self.key, self.room = key, room
         self.waiting: list[tuple[float, int, Operation]] = []  # (completion, line, rejection)
         self.count = 0
         self.earliest: list[tuple[int, Witness]] = []  # (-line, witness): the first lines
 
     def add(self, numbers: Sequence[int], ops: Sequence[Operation], latest: float) -> None:
         """The next operations (``latest``: the last one's invoke)."""
-        placed = [op for op in ops if op.outcome in MAY_HAVE_COUNTED]
-        self.placed.starts.add(np.fromiter(map(_INVOKE, placed), np.float64, len(placed)))
-        ends = [op.complete for op in placed if op.complete is not None]
-        self.placed.ends.add(np.array(ends, dtype=np.float64))
+        self.room.add([op for op in ops if op.outcome in MAY_HAVE_COUNTED], latest)
         for number, op in zip(numbers, ops, strict=True):
             if op.outcome is Outcome.REJECTED:
                 self.waiting.append((decided_by(op), number, op))
         self._judge(before=latest)
-        # what lies before any window a rejection still to judge counts in is let go of
         earliest = min((op.invoke for _, _, op in self.waiting), default=latest)
-        low = earliest - self.room.lookback - 2 * EDGE
-        self.placed.starts.forget(low)
-        self.placed.ends.forget(low)
+        self.room.forget(earliest, latest)
+
+    def _right(self, used: float) -> bool:
+        return not room_left(used, 1, self.room.budget, whole=self.room.whole)
 
     def _judge(self, before: float) -> None:
         """Judge the rejections that completed before ``before``."""
@@ -151,14 +185,14 @@ class Rejections:
         judged = [waiting[i] for i in np.flatnonzero(due).tolist()]
         self.waiting = [waiting[i] for i in np.flatnonzero(~due).tolist()]
         invokes = np.fromiter((op.invoke for _, _, op in judged), np.float64, len(judged))
-        at_least = self.room.at_invoke(self.placed, invokes, completions[due])
+        at_least = self.room.at_invoke(invokes, completions[due])
         for (_, number, op), bound in zip(judged, at_least.tolist(), strict=True):
-            if bound >= self.limit:
+            if self._right(bound):
                 continue  # no room then: right, whatever the other instants
-            used = self.room.most_used(self.placed, op, enough=self.limit)
-            if room_left(used, 1, self.limit, whole=False):
+            used = self.room.most_used(op, self._right)
+            if not self._right(used):
                 self.count += 1
-                budget = f"{self.limit:.3g} {self.room.unit}"
+                budget = f"{self.room.budget:.3g} {self.room.unit}"
                 entry = (-number, accused(self.key, op, used, budget))
                 if len(self.earliest) < MAX_WITNESSES:
                     heapq.heappush(self.earliest, entry)

@@ -3,7 +3,7 @@ must be judged whole instead, the shape of what a stream found, and instants kep
 that are let go of once no later question can ask about them.
 
 A *stream* takes one identity's operations a batch at a time, in order of invoke, and keeps only
-what a later operation can still change (``streamed_window``). Each kind keeps its count and its
+what a later operation can still change (``streamed_identity``). Each kind keeps its count and its
 first ``MAX_WITNESSES`` witnesses (the verdict lists no more).
 """
 

@@ -28,6 +28,7 @@ class Timeline:
         self.key = key
         self.attempts = attempts
         self.columns = columns
+        self.at = indexes  # all of them
         outcomes = columns.outcome[indexes]
         self.admitted_at = indexes[outcomes == ALLOWED]
         self.unknown_at = indexes[outcomes == UNKNOWN]

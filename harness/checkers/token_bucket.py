@@ -33,13 +33,14 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     (rate * s - Q(s)), and the rejection is wrongful when that is at most capacity - 1.
 
     Exact, with no slack: a bucket refilled to exactly one token at the rejection's instant
-    accuses it. Times are taken from the first rejection, so that the differences of epoch
-    seconds are exact and rate * t keeps every digit it can."""
+    accuses it. Times are taken from the identity's first invoke, so that the differences of
+    epoch seconds are exact and rate * t keeps every digit it can (and a stream, which knows
+    that instant first, reckons alike: ``streamed_bucket``)."""
     capacity, rate = bucket_params(policy)
     if not line.rejected_at.size:
         return []
     columns, maybe = line.columns, line.maybe_at
-    origin = float(columns.invoke[line.rejected_at].min())
+    origin = float(columns.invoke[line.at].min())
     start_array = np.sort(columns.invoke[maybe] - origin)
     end_array = np.sort(columns.end[maybe] - origin)
     # rate * s - Q(s) peaks just at completions: Q only steps there

@@ -210,7 +210,7 @@ def test_a_busy_identity_streamed_leaves_unjudged_kinds_unjudged(tmp_path: Path)
     [
         ("fixed-window:limit=3,window=1", True, False, ""),
         ("fixed-window:limit=3,window=1", False, False, "not in order of invoke"),
-        ("token-bucket:capacity=3,rate=3", True, False, "is judged on the whole identity"),
+        ("leaky-bucket:capacity=3,rate=3", True, False, "is judged on the whole identity"),
         ("fixed-window:limit=3,window=1", True, True, "judged beside the history needs all"),
     ],
 )

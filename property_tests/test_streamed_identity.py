@@ -1,6 +1,6 @@
-"""An identity's window policy judged as a stream (``streamed_window``) is judged as the
-checkers judge it all at once: the same counts, the same first witnesses, for aligned fixed
-windows (with and without a phase) and sliding windows. Where the stream gives up
+"""An identity's policy judged as a stream (``streamed_identity``) is judged as the checkers
+judge it all at once: the same counts, the same first witnesses, for aligned fixed windows (with
+and without a phase), sliding windows, token buckets and GCRA. Where the stream gives up
 (``NotStreamable``), it is for the reason it gives.
 
 The histories are one identity's, in order of invoke, many near a window's edge, some never
@@ -27,10 +27,10 @@ from ratelimit_harness.harness.checkers.busy import Streamed
 from ratelimit_harness.harness.checkers.edges import EDGE, least_apart
 from ratelimit_harness.harness.checkers.partitions import check_file
 from ratelimit_harness.harness.checkers.placement import greedy_drops_none
-from ratelimit_harness.harness.checkers.rules import SlidingWindow
-from ratelimit_harness.harness.checkers.streamed_window import WindowStream
+from ratelimit_harness.harness.checkers.rules import SlidingWindow, TokenBucket
+from ratelimit_harness.harness.checkers.streamed_identity import IdentityStream
 from ratelimit_harness.harness.checkers.streaming import NotStreamable
-from ratelimit_harness.harness.checkers.timeline import window_params
+from ratelimit_harness.harness.checkers.timeline import bucket_params, window_params
 from ratelimit_harness.harness.history import Operation, Outcome, write_history
 from ratelimit_harness.limiters import Policy
 
@@ -48,7 +48,13 @@ phased = st.builds(
     st.integers(1, 4),
     st.sampled_from([0.25, 0.5, 1, 2]),
 )
-policies = policies | phased
+buckets = st.builds(
+    lambda kind, capacity, rate: Policy.parse(f"{kind}:capacity={capacity},rate={rate}"),
+    st.sampled_from(["token-bucket", "gcra"]),
+    st.integers(1, 4),
+    st.sampled_from([1, 2.5, 4, 8]),
+)
+policies = policies | phased | buckets
 
 
 @st.composite
@@ -88,7 +94,7 @@ def forgetful(windows: int, admissions: int, forget_at: int) -> Iterator[None]:
 
 
 def streamed(history: list[Operation], policy: Policy, batch: int) -> dict[str, object]:
-    stream = WindowStream(history[0].key, policy)
+    stream = IdentityStream(history[0].key, policy)
     for first in range(0, len(history), batch):
         ops = history[first : first + batch]
         stream.add(range(first + 1, first + 1 + len(ops)), ops)
@@ -126,8 +132,10 @@ def placed_forwards(history: list[Operation], policy: Policy) -> bool:
     admitted = [op for op in history if op.outcome is Outcome.ALLOWED]
     starts = np.array([op.invoke for op in admitted], dtype=np.float64)
     ends = np.array([op.complete for op in admitted], dtype=np.float64)
-    limit, window = window_params(policy)
-    return greedy_drops_none(starts, ends, SlidingWindow(limit, least_apart(window)))
+    if policy.kind == "sliding-window":
+        limit, window = window_params(policy)
+        return greedy_drops_none(starts, ends, SlidingWindow(limit, least_apart(window)))
+    return greedy_drops_none(starts, ends, TokenBucket(*bucket_params(policy)))
 
 
 @settings(deadline=None, max_examples=400)

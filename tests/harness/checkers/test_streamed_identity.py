@@ -9,7 +9,8 @@ import pytest
 
 from ratelimit_harness.harness.checkers import check, streamed_fixed, streaming
 from ratelimit_harness.harness.checkers.streamed_fixed import FixedWindowOver
-from ratelimit_harness.harness.checkers.streamed_window import WindowStream
+from ratelimit_harness.harness.checkers.streamed_identity import IdentityStream
+from ratelimit_harness.harness.checkers.streamed_rejections import FixedRoom
 from ratelimit_harness.harness.checkers.streaming import NotStreamable
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.limiters import Policy
@@ -18,8 +19,8 @@ from tests.harness.checkers.factory import op
 POLICY = Policy.parse("fixed-window:limit=2,window=1")
 
 
-def streamed(ops: list[Operation], policy: Policy = POLICY, batch: int = 3) -> WindowStream:
-    stream = WindowStream(ops[0].key, policy)
+def streamed(ops: list[Operation], policy: Policy = POLICY, batch: int = 3) -> IdentityStream:
+    stream = IdentityStream(ops[0].key, policy)
     for first in range(0, len(ops), batch):
         some = ops[first : first + batch]
         stream.add(range(first + 1, first + 1 + len(some)), some)
@@ -78,7 +79,8 @@ def test_what_a_stream_keeps_does_not_grow_with_the_history() -> None:
     assert len(over.kept) <= streamed_fixed.KEPT_WINDOWS + 1
     assert over.kept_count <= 200 * (streamed_fixed.KEPT_WINDOWS + 1)
     assert len(over.either_side.pending) <= 200
-    held = len(wrong.placed.starts.kept) + len(wrong.placed.ends.kept)
+    assert isinstance(wrong.room, FixedRoom)
+    held = len(wrong.room.starts.kept) + len(wrong.room.ends.kept)
     assert held <= 2 * (2 * streaming.FORGET_AT + 4096 + 2 * 500)
     assert len(wrong.waiting) <= 4096
     assert stream.finish() == {}
@@ -90,13 +92,13 @@ def test_what_a_stream_keeps_does_not_grow_with_the_history() -> None:
         ("fixed-window:limit=2,window=1,anchor=first", "judged on the whole identity"),
         ("fixed-window:limit=2,window=1,block=5", "judged on the whole identity"),
         ("fixed-window:limit=2,window=1,count=attempts", "judged on the whole identity"),
-        ("gcra:capacity=2,rate=1", "judged on the whole identity"),
-        ("token-bucket:capacity=2,rate=1", "judged on the whole identity"),
+        ("leaky-bucket:capacity=2,rate=1", "judged on the whole identity"),
+        ("sliding-counter:limit=2,window=1", "judged on the whole identity"),
     ],
 )
 def test_a_policy_other_than_plain_aligned_windows_is_judged_whole(spec: str, why: str) -> None:
     with pytest.raises(NotStreamable, match=why):
-        WindowStream("k", Policy.parse(spec))
+        IdentityStream("k", Policy.parse(spec))
 
 
 @pytest.mark.parametrize(
@@ -108,13 +110,13 @@ def test_a_policy_other_than_plain_aligned_windows_is_judged_whole(spec: str, wh
     ],
 )
 def test_operations_a_stream_cannot_judge_say_why(ops: list[Operation], why: str) -> None:
-    stream = WindowStream("k", POLICY)
+    stream = IdentityStream("k", POLICY)
     with pytest.raises(NotStreamable, match=why):
         stream.add(range(1, len(ops) + 1), ops)
 
 
 def test_out_of_order_across_batches_is_found_too() -> None:
-    stream = WindowStream("k", POLICY)
+    stream = IdentityStream("k", POLICY)
     stream.add([1], [op(2.0)])
     with pytest.raises(NotStreamable, match="not in order of invoke"):
         stream.add([2], [op(1.0)])
@@ -143,3 +145,21 @@ def test_a_sliding_window_that_may_be_over_admitted_is_searched_whole() -> None:
     assert check(ops, SLIDING).count("over-admission") == 1
     with pytest.raises(NotStreamable, match="over the rule: searched on the whole"):
         streamed(ops, SLIDING).finish()
+
+
+@pytest.mark.parametrize("kind", ["token-bucket", "gcra"])
+def test_a_bucket_streamed_finds_its_wrongful_rejection(kind: str) -> None:
+    bucket = Policy.parse(f"{kind}:capacity=2,rate=1")
+    ops = [
+        op(10.0, 10.001),
+        op(10.1, 10.101),
+        op(10.2, 10.201, "rejected"),  # empty: right
+        op(11.5, 11.501, "rejected"),  # more than a token back by then
+        op(30.0, 30.001, "rejected"),  # full again, long after
+    ]
+    found = streamed(ops, bucket, batch=2).finish()
+    whole = check(ops, bucket).of_kind("wrongful-rejection")[0]
+    count, witnesses = found["wrongful-rejection"]
+    assert count == whole.count == 2
+    assert [w.to_json() for w in witnesses] == [w.to_json() for w in whole.witnesses]
+    assert [w.operations[0].invoke for w in witnesses] == [11.5, 30.0]
