@@ -162,7 +162,7 @@ def parser(prog: str = "ratelimit-harness") -> argparse.ArgumentParser:
         default=PART_BYTES >> 20,
         help="a history larger than this many MB (about 9,000 operations each) is judged in "
         "parts of about this size, each held in memory by one worker; one identity larger "
-        "than this is judged as a stream, for aligned fixed windows and sliding windows "
+        "than this is judged as a stream where its policy allows (see docs/verdicts.md) "
         f"(default: {PART_BYTES >> 20})",
     )
     judge.set_defaults(run=run_check)
