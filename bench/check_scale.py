@@ -12,7 +12,7 @@ Asserts only that both ways give the same verdict.
 
 The second table is one identity hammered: ``--busy`` operations (default 1 M and 10 M) of a
 single identity, a million of ``check_speed.build`` written again for each further million a
-thousand seconds later. Judged in parts, its operations are streamed (``streamed_window``);
+thousand seconds later. Judged in parts, its operations are streamed (``streamed_identity``);
 ``held whole`` judges it in parts with the stream turned off, as before it was built, up to
 ``--whole-up-to`` operations.
 

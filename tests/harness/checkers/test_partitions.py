@@ -172,16 +172,22 @@ def busy_history(operations: int, seed: int = 1) -> list[Operation]:
     return [op._replace(key="user:busy") if n % 2 else op for n, op in enumerate(made)]
 
 
+def written_busy(folder: Path, *, in_order: bool = True) -> tuple[Path, list[Operation]]:
+    """``busy_history(3_000)`` in a file, in order of invoke or with ten of them reversed."""
+    operations = busy_history(3_000)
+    if not in_order:
+        operations[100:110] = reversed(operations[100:110])
+    path = folder / "history.jsonl"
+    write_history(path, operations)
+    return path, operations
+
+
 @pytest.mark.parametrize("in_order", [True, False])
 def test_a_busy_identity_gets_the_verdict_of_the_whole_streamed_or_not(
     tmp_path: Path, in_order: bool
 ) -> None:
     """In order of invoke it is judged as a stream; out of order, whole, as before."""
-    operations = busy_history(3_000)
-    if not in_order:
-        operations[100:110] = reversed(operations[100:110])
-    path = tmp_path / "history.jsonl"
-    write_history(path, operations)
+    path, operations = written_busy(tmp_path, in_order=in_order)
     with mock.patch.object(partitions, "_with", wraps=partitions._with) as judged_whole:
         verdict = check_file(path, POLICY, workers=1, part_bytes=20_000)
     assert as_json(verdict) == as_json(check(operations, POLICY))
@@ -196,9 +202,7 @@ def test_a_busy_identity_gets_the_verdict_of_the_whole_streamed_or_not(
 
 
 def test_a_busy_identity_streamed_leaves_unjudged_kinds_unjudged(tmp_path: Path) -> None:
-    operations = busy_history(3_000)
-    path = tmp_path / "history.jsonl"
-    write_history(path, operations)
+    path, operations = written_busy(tmp_path)
     unjudged = {"wrongful-rejection": "the run could not tell"}
     verdict = check_file(path, POLICY, workers=2, part_bytes=20_000, unjudged=unjudged)
     assert as_json(verdict) == as_json(check(operations, POLICY, unjudged=unjudged))
@@ -217,11 +221,7 @@ def test_a_busy_identity_streamed_leaves_unjudged_kinds_unjudged(tmp_path: Path)
 def test_a_busy_identity_held_whole_is_told_with_why(
     tmp_path: Path, spec: str, in_order: bool, beside: bool, why: str
 ) -> None:
-    operations = busy_history(3_000)
-    if not in_order:
-        operations[100:110] = reversed(operations[100:110])
-    path = tmp_path / "history.jsonl"
-    write_history(path, operations)
+    path, _ = written_busy(tmp_path, in_order=in_order)
     (tmp_path / "records.jsonl").write_text('{"key": "user:busy"}\n')
     told: list[tuple[str, str]] = []
     judge_file(
