@@ -2,12 +2,12 @@
 stream, so that one identity hammered for hours needs no more memory than one hammered for a
 minute.
 
-``Streamed`` feeds the identity's operations, in file order, to a ``IdentityStream`` and keeps what
-the joined verdict needs besides its findings: the count of each outcome, the processes, the
-first line, the Redis keys it touched (each with its first operation), and the latencies, sorted
-``LATENCY_BLOCK`` at a time into files (``latency_files``: a percentile is found across sorted
-files). When the stream cannot judge it (``NotStreamable``), it stops, says
-why, and the identity is judged whole, as before.
+``Streamed`` feeds the identity's operations, in file order, to an ``IdentityStream`` and keeps
+what the joined verdict needs besides its findings: the count of each outcome, the processes,
+the first line, the Redis keys it touched (each with its first operation), and the latencies,
+sorted ``LATENCY_BLOCK`` at a time into files (``latency_files``: a percentile is found across
+sorted files). When the stream cannot judge it (``NotStreamable``), it stops, says why, and the
+identity is judged whole, as before.
 """
 
 from __future__ import annotations

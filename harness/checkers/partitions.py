@@ -16,8 +16,8 @@ file is read in two stages:
 
 Memory holds one part per worker, whatever the file's length: a part is about ``PART_BYTES`` of
 the file. A key's operations are never split, so one key larger than a part (a *busy* one) is
-judged as a stream where the policy allows (``busy``, ``streamed_identity``: aligned fixed
-windows), holding a few windows of it; else it is held whole. That is the bound: O(twice
+judged as a stream where the policy allows (``busy``, ``streamed_identity``), holding a few
+windows of it; else it is held whole. That is the bound: O(twice
 ``PART_BYTES``, and a few windows of each busy key streamed), per worker; a busy key held whole
 adds its operations.
 
@@ -180,8 +180,8 @@ def judge_file(
             each_part = _gathered(judged, f"judging {parts} parts", progress)
         found = [judged for of_part in each_part for judged in of_part]
         besides = [of_part[0].beside for of_part in each_part] if beside else []
-        for identity, why in (each for part in found for each in part.held_whole.items()):
-            if held:
+        if held:
+            for identity, why in (each for part in found for each in part.held_whole.items()):
                 held(identity, why)
         return _joined(found, policy, ttls, unjudged), besides
     except BrokenProcessPool as error:
@@ -544,7 +544,7 @@ def _with(
         picked_numbers = [numbered[i] for i in picked]
         ops = operations_of_lines(job.path, picked_numbers, [lines[i] for i in picked])
         more += zip(picked_numbers, ops, strict=True)
-    merged = list(heapq.merge(zip(numbers, operations, strict=True), more, key=itemgetter(0)))
+    merged = list(heapq.merge(zip(numbers, operations, strict=True), more, key=_NUMBER))
     return [number for number, _ in merged], [op for _, op in merged]
 
 

@@ -1,5 +1,5 @@
-"""One identity's fixed windows judged as a stream: what it finds, what it keeps, and where it
-gives up (the property test holds it to ``fixed_window`` on drawn histories)."""
+"""One identity judged as a stream: what it finds, what it keeps, and where it gives up (the
+property test holds it to the checkers on drawn histories)."""
 
 from __future__ import annotations
 
