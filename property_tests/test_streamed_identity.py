@@ -1,7 +1,7 @@
 """An identity's policy judged as a stream (``streamed_identity``) is judged as the checkers
 judge it all at once: the same counts, the same first witnesses, for aligned fixed windows (with
-and without a phase), sliding windows, token buckets and GCRA. Where the stream gives up
-(``NotStreamable``), it is for the reason it gives.
+and without a phase), sliding windows, the sliding counter, token buckets and GCRA. Where the
+stream gives up (``NotStreamable``), it is for the reason it gives.
 
 The histories are one identity's, in order of invoke, many near a window's edge, some never
 completed; the stream keeps few windows and lets go of instants early, so that what it forgets
@@ -39,7 +39,7 @@ KINDS = ("over-admission", "wrongful-rejection")
 
 policies = st.builds(
     lambda kind, limit, window: Policy.parse(f"{kind}:limit={limit},window={window}"),
-    st.sampled_from(["fixed-window", "sliding-window"]),
+    st.sampled_from(["fixed-window", "sliding-window", "sliding-counter"]),
     st.integers(1, 4),
     st.sampled_from([0.25, 0.5, 1, 2]),
 )

@@ -12,6 +12,8 @@ identity is judged whole, as before.
 
 from __future__ import annotations
 
+import heapq
+import math
 import os
 import tempfile
 from collections import Counter
@@ -22,8 +24,10 @@ import numpy as np
 
 from ratelimit_harness.harness.checkers.columns import Floats
 from ratelimit_harness.harness.checkers.latency_files import LatencyFile
+from ratelimit_harness.harness.checkers.sliding_counter import ExactLog, midpoint
 from ratelimit_harness.harness.checkers.streamed_identity import IdentityStream
 from ratelimit_harness.harness.checkers.streaming import Found, NotStreamable
+from ratelimit_harness.harness.checkers.timeline import window_params
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.limiters.policy import Policy
 
@@ -42,6 +46,8 @@ class Streamed:
     ) -> None:
         self.key = key
         self.keep = keep
+        counter = policy.kind == "sliding-counter"
+        self.replay = _Replay(*window_params(policy)) if counter else None
         self.admitted: list[tuple[int, Operation]] = []  # with ``keep``: (line, admission)
         self.stream = IdentityStream(key, policy, kinds)
         self.folder = folder
@@ -56,6 +62,7 @@ class Streamed:
         self.latency_files: list[LatencyFile] = []
         self.timed = 0
         self.slowest = 0.0
+        self.accuracy: dict[str, int] = {}  # the sliding counter's (``_Replay``)
 
     def add(self, numbers: Sequence[int], ops: Sequence[Operation]) -> None:
         """The identity's next operations, on lines ``numbers``, in file order."""
@@ -68,6 +75,8 @@ class Streamed:
             self.latencies.clear()
             self.admitted.clear()
             return
+        if self.replay:
+            self.replay.add(numbers, ops)
         if not self.operations:
             self.first_line = numbers[0]
         self.operations += len(ops)
@@ -107,6 +116,40 @@ class Streamed:
         if self.whole_because:
             raise NotStreamable(self.whole_because)
         found = self.stream.finish()
+        if self.replay:
+            self.accuracy = self.replay.finish()
         if self.held:
             self._write_latencies()
         return found
+
+
+class _Replay:
+    """The sliding counter's accuracy (``sliding_counter.accuracy``), its decisions replayed as
+    they come: each once no later one can come before it (in order of their midpoints, ties in
+    file order), through one exact log."""
+
+    def __init__(self, limit: int, window: float) -> None:
+        self.log = ExactLog(limit, window)
+        self.waiting: list[tuple[float, int, bool]] = []  # (midpoint, line, allowed)
+        self.decisions = 0
+
+    def add(self, numbers: Sequence[int], ops: Sequence[Operation]) -> None:
+        for number, op in zip(numbers, ops, strict=True):
+            if op.outcome is Outcome.ALLOWED or op.outcome is Outcome.REJECTED:
+                heapq.heappush(self.waiting, (midpoint(op), number, op.outcome is Outcome.ALLOWED))
+                self.decisions += 1
+        self._replay(before=ops[-1].invoke)  # a later one's midpoint is no earlier
+
+    def _replay(self, before: float) -> None:
+        while self.waiting and self.waiting[0][0] < before:
+            instant, _, allowed = heapq.heappop(self.waiting)
+            self.log.decide(instant, allowed)
+
+    def finish(self) -> dict[str, int]:
+        self._replay(before=math.inf)
+        allowed, rejected = self.log.wrongly
+        return {
+            "decisions": self.decisions,
+            "wrongly_allowed": allowed,
+            "wrongly_rejected": rejected,
+        }

@@ -560,6 +560,7 @@ def _streamed_part(streamed: Streamed, found: Found) -> _Part:
         latencies=streamed.latency_files,
         timed=streamed.timed,
         slowest=streamed.slowest,
+        accuracy=streamed.accuracy,
         owners=streamed.owners,
     )
 

@@ -74,21 +74,44 @@ def accuracy(columns: Columns, policy: Policy) -> dict[str, Any]:
     allowed = (columns.outcome[decided] == ALLOWED)[order].tolist()
     firsts = np.ones(len(order), dtype=bool)  # where a key's requests begin
     firsts[1:] = keys[order][1:] != keys[order][:-1]
-    wrongly_allowed = wrongly_rejected = 0
-    latest: list[float] = []  # the log's last ``limit`` admissions, a ring
-    oldest = 0
+    wrongly = [0, 0]  # allowed, rejected
+    log = ExactLog(limit, window)
     for instant, was_allowed, first in zip(
         instants[order].tolist(), allowed, firsts.tolist(), strict=True
     ):
         if first:
-            latest, oldest = [-math.inf] * limit, 0
-        if latest[oldest] <= instant - window:  # the exact log admits
-            latest[oldest] = instant
-            oldest = (oldest + 1) % limit
-            wrongly_rejected += not was_allowed
+            wrongly = [a + b for a, b in zip(wrongly, log.wrongly, strict=True)]
+            log = ExactLog(limit, window)
+        log.decide(instant, was_allowed)
+    wrongly = [a + b for a, b in zip(wrongly, log.wrongly, strict=True)]
+    return disagreement(len(decided), *wrongly)
+
+
+def midpoint(op: Operation) -> float:
+    """The instant ``accuracy`` replays a decided operation at."""
+    return (op.invoke + decided_by(op)) / 2
+
+
+class ExactLog:
+    """An exact sliding window log of ``limit`` admissions a ``window``, one identity's
+    decisions replayed through it in order (``decide``), and how many it would have made
+    otherwise: ``wrongly`` allowed and rejected."""
+
+    def __init__(self, limit: int, window: float) -> None:
+        self.window = window
+        self.latest = [-math.inf] * limit  # its last ``limit`` admissions, a ring
+        self.oldest = 0
+        self.wrongly = [0, 0]  # allowed, rejected
+
+    def decide(self, instant: float, was_allowed: bool) -> None:
+        """The log admits when the ``limit``-th latest admission lies at or before
+        ``instant - window``."""
+        if self.latest[self.oldest] <= instant - self.window:
+            self.latest[self.oldest] = instant
+            self.oldest = (self.oldest + 1) % len(self.latest)
+            self.wrongly[1] += not was_allowed
         else:
-            wrongly_allowed += was_allowed
-    return disagreement(len(decided), wrongly_allowed, wrongly_rejected)
+            self.wrongly[0] += was_allowed
 
 
 def disagreement(decisions: int, wrongly_allowed: int, wrongly_rejected: int) -> dict[str, Any]:

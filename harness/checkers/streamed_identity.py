@@ -9,14 +9,16 @@ whatever the history's length.
 
 - aligned fixed windows: over-admission by ``streamed_fixed``, wrongful rejection by
   ``streamed_rejections``;
+- the sliding counter: over-admission as aligned fixed windows', wrongful rejection by
+  ``streamed_rejections``;
 - a sliding window, a token bucket and GCRA: over-admission by ``streamed_placement`` (which
   gives up where one may be found), wrongful rejection by ``streamed_rejections`` (a bucket's
   room by ``streamed_bucket``).
 
 Some histories need the whole identity, and ``NotStreamable`` says why: another policy (a leaky
-bucket, the sliding counter, windows started by admissions, a block, attempts counted, a
-composite), a weighted request or a give-back, operations out of order of invoke, or what each
-kind's stream says. The caller then judges the identity whole.
+bucket, windows started by admissions, a block, attempts counted, a composite), a weighted
+request or a give-back, operations out of order of invoke, or what each kind's stream says. The
+caller then judges the identity whole.
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ratelimit_harness.harness.checkers.streamed_bucket import BucketRoom
 from ratelimit_harness.harness.checkers.streamed_fixed import FixedWindowOver
 from ratelimit_harness.harness.checkers.streamed_placement import PlacedOver
 from ratelimit_harness.harness.checkers.streamed_rejections import (
+    CounterRoom,
     FixedRoom,
     Rejections,
     Room,
@@ -45,13 +48,13 @@ from ratelimit_harness.limiters.policy import Policy
 
 ALIGNED = ("fixed-window", "fixed-window:phase=crc32")
 BUCKETS = ("token-bucket", "gcra")
-STREAMED = (*ALIGNED, "sliding-window", *BUCKETS)
+STREAMED = (*ALIGNED, "sliding-window", "sliding-counter", *BUCKETS)
 _INVOKE, _COST, _REFUND = (operator.itemgetter(i) for i in (2, 7, 8))  # of an Operation
 
 
 def streamable(policy: Policy) -> bool:
     """Whether ``policy``'s findings can be judged as a stream: plain aligned fixed windows, a
-    sliding window, a token bucket or GCRA."""
+    sliding window, the sliding counter, a token bucket or GCRA."""
     return (
         policy.promise in STREAMED
         and not policy.block
@@ -88,6 +91,9 @@ class IdentityStream:
             if policy.promise in ALIGNED:
                 over = FixedWindowOver(key, (limit, window, policy.origin(key)))
                 room = _whatever_first(FixedRoom(limit, window, policy.origin(key)))
+            elif policy.promise == "sliding-counter":  # over-admission: as aligned windows'
+                over = FixedWindowOver(key, (limit, window, policy.origin(key)))
+                room = _whatever_first(CounterRoom(limit, window))
             else:
                 over = PlacedOver(SlidingWindow(limit, least_apart(window)))
                 room = _whatever_first(SlidingRoom(limit, window))

@@ -7,9 +7,9 @@ that can count against it has then come. The rejections are judged a batch at a 
 the instant of their invoke, all at once; the few with room left there, at every instant they
 may have happened at. What each policy counts, and keeps to count it, is its ``Room``:
 
-- aligned fixed windows (``FixedRoom``) and a sliding window (``SlidingRoom``) keep the admitted
-  and unknown operations invoked or completed within a window of the earliest rejection not yet
-  judged;
+- aligned fixed windows (``FixedRoom``), a sliding window (``SlidingRoom``) and the sliding
+  counter (``CounterRoom``) keep the admitted and unknown operations invoked or completed within
+  a window (two, for the counter) of the earliest rejection not yet judged;
 - a token bucket (``streamed_bucket.BucketRoom``) keeps those invoked or completed since then,
   and, of all before, how many there were and the bucket's fullest state.
 """
@@ -151,6 +151,40 @@ class SlidingRoom(_Windows):
             if right(most):
                 break
         return most
+
+
+class CounterRoom(_Windows):
+    """The sliding counter (``sliding_counter``): the highest estimate any placement gives at
+    each instant the rejection may have happened at, and at each window's start in between:
+    what can fall in the current window, and the previous window's rest, weighted."""
+
+    unit = "of the estimate"
+
+    def __init__(self, limit: int, window: float) -> None:
+        super().__init__(limit, 2 * window)  # the previous window starts less than two before
+        self.window = window
+
+    def at_invoke(self, invokes: Floats, lasts: Floats) -> Floats:
+        window, first = self.window, invokes
+        start = np.floor(first / window) * window
+        current = self.within(start, first)
+        previous_only = self.within(start - window, first) - current
+        used: Floats = current + previous_only * (1 - (first - start) / window)
+        return used
+
+    def most_used(self, op: Operation, right: Right) -> float:
+        window, last = self.window, decided_by(op)
+        instants = [op.invoke, *self.starts.between(op.invoke, last)]
+        boundaries = range(math.floor(op.invoke / window) + 1, math.floor(last / window) + 1)
+        highest = 0.0
+        for t in [*instants, *(k * window for k in boundaries)]:
+            start = math.floor(t / window) * window
+            current = int(self.within(np.float64(start), np.float64(t)))
+            previous_only = int(self.within(np.float64(start - window), np.float64(t))) - current
+            highest = max(highest, current + previous_only * (1 - (t - start) / window))
+            if right(highest):
+                break
+        return highest
 
 
 class Rejections:

@@ -235,3 +235,17 @@ def test_a_busy_identity_held_whole_is_told_with_why(
     assert [(identity, why in reason) for identity, reason in told] == (
         [("user:busy", True)] if why else []
     )
+
+
+def test_a_busy_identity_streamed_under_the_sliding_counter_keeps_its_accuracy(
+    tmp_path: Path,
+) -> None:
+    """Its decisions replayed through an exact log as they come: the same disagreement."""
+    path, operations = written_busy(tmp_path)
+    counter = Policy.parse("sliding-counter:limit=3,window=1")
+    with mock.patch.object(partitions, "_with", wraps=partitions._with) as judged_whole:
+        verdict = check_file(path, counter, workers=1, part_bytes=20_000)
+    whole = check(operations, counter)
+    assert as_json(verdict) == as_json(whole)
+    assert judged_whole.call_count == 0
+    assert whole.metrics["sliding_accuracy"]["wrongly_allowed"] > 0
