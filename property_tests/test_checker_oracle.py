@@ -184,7 +184,9 @@ def exhausted_one(
     more = cost - 1  # beyond the one more each rule below asks about
     if policy.kind == "leaky-bucket":  # the queue was full: accepted by t, departing after t
         capacity, _ = bucket_params(policy)
-        waiting = sum(op.cost for op, departs in placed if accepted(op) <= t < departs)
+        waiting = sum(
+            op.cost for op, departs in placed if accepted(op) <= t < departs and not_yet(op, t)
+        )
         return waiting + more >= capacity
     xs = [x for op, x in placed if x <= t for _ in range(op.cost)]
     if policy.kind in ("token-bucket", "gcra"):
@@ -208,6 +210,13 @@ def exhausted_one(
     current = sum(x >= start for x in xs)
     previous = sum(start - window <= x < start for x in xs)
     return current + previous * (1 - (t - start) / window) + more >= limit
+
+
+def not_yet(op: Operation, t: float) -> bool:
+    """Whether ``op`` may not have ended by ``t``: one placed ``LATER`` (in a composite with
+    windows started by admissions, an unknown one left out of them) that completed by t has
+    still departed by t."""
+    return op.complete is None or op.complete > t
 
 
 def over_admitted(policy: Policy, admitted: list[Operation], unknown: list[Operation]) -> bool:
