@@ -43,7 +43,7 @@ import tempfile
 import threading
 import zlib
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import Executor, Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
@@ -519,19 +519,15 @@ def _streamed(
     """``batches`` of numbered lines less those of the busy identities, which are fed to
     their streams."""
     for numbered, lines in batches:
-        keys = _keys_of(lines)
-        busy = [i for i, key in enumerate(keys) if key in streams]
-        busy_numbers = [numbered[i] for i in busy]
-        operations = operations_of_lines(path, busy_numbers, [lines[i] for i in busy])
+        busy, rest = _picked(path, streams, numbered, lines)
         by_key: dict[str, tuple[list[int], list[Operation]]] = {}
-        for number, op in zip(busy_numbers, operations, strict=True):
+        for number, op in busy:
             numbers, ops = by_key.setdefault(op.key, ([], []))
             numbers.append(number)
             ops.append(op)
         for key, (numbers, ops) in by_key.items():
             streams[key].add(numbers, ops)
-        rest = [i for i, key in enumerate(keys) if key not in streams]
-        yield [numbered[i] for i in rest], [lines[i] for i in rest]
+        yield rest
 
 
 def _with(
@@ -540,12 +536,25 @@ def _with(
     """``numbers`` and ``operations`` with those of ``keys`` read again, all in file order."""
     more: list[tuple[int, Operation]] = []
     for numbered, lines in _part_lines(job.folder, "", job.offsets, part):
-        picked = [i for i, key in enumerate(_keys_of(lines)) if key in keys]
-        picked_numbers = [numbered[i] for i in picked]
-        ops = operations_of_lines(job.path, picked_numbers, [lines[i] for i in picked])
-        more += zip(picked_numbers, ops, strict=True)
+        more += _picked(job.path, keys, numbered, lines)[0]
     merged = list(heapq.merge(zip(numbers, operations, strict=True), more, key=_NUMBER))
     return [number for number, _ in merged], [op for _, op in merged]
+
+
+def _picked(
+    path: str, keys: Container[str | None], numbered: list[int], lines: list[bytes]
+) -> tuple[list[tuple[int, Operation]], tuple[list[int], list[bytes]]]:
+    """The operations of ``lines`` (numbered ``numbered``) whose identity is among ``keys``,
+    each with its number; and the numbers and lines of the others."""
+    of_keys = [key in keys for key in _keys_of(lines)]
+    picked = [i for i, wanted in enumerate(of_keys) if wanted]
+    numbers = [numbered[i] for i in picked]
+    operations = operations_of_lines(path, numbers, [lines[i] for i in picked])
+    rest = [i for i, wanted in enumerate(of_keys) if not wanted]
+    return list(zip(numbers, operations, strict=True)), (
+        [numbered[i] for i in rest],
+        [lines[i] for i in rest],
+    )
 
 
 def _streamed_part(streamed: Streamed, found: Found) -> _Part:

@@ -74,17 +74,14 @@ def accuracy(columns: Columns, policy: Policy) -> dict[str, Any]:
     allowed = (columns.outcome[decided] == ALLOWED)[order].tolist()
     firsts = np.ones(len(order), dtype=bool)  # where a key's requests begin
     firsts[1:] = keys[order][1:] != keys[order][:-1]
-    wrongly = [0, 0]  # allowed, rejected
     log = ExactLog(limit, window)
     for instant, was_allowed, first in zip(
         instants[order].tolist(), allowed, firsts.tolist(), strict=True
     ):
         if first:
-            wrongly = [a + b for a, b in zip(wrongly, log.wrongly, strict=True)]
-            log = ExactLog(limit, window)
+            log.empty()
         log.decide(instant, was_allowed)
-    wrongly = [a + b for a, b in zip(wrongly, log.wrongly, strict=True)]
-    return disagreement(len(decided), *wrongly)
+    return disagreement(len(decided), *log.wrongly)
 
 
 def midpoint(op: Operation) -> float:
@@ -93,15 +90,19 @@ def midpoint(op: Operation) -> float:
 
 
 class ExactLog:
-    """An exact sliding window log of ``limit`` admissions a ``window``, one identity's
+    """An exact sliding window log of ``limit`` admissions a ``window``, an identity's
     decisions replayed through it in order (``decide``), and how many it would have made
-    otherwise: ``wrongly`` allowed and rejected."""
+    otherwise: ``wrongly`` allowed and rejected (of every identity since it was made)."""
 
     def __init__(self, limit: int, window: float) -> None:
-        self.window = window
-        self.latest = [-math.inf] * limit  # its last ``limit`` admissions, a ring
-        self.oldest = 0
+        self.limit, self.window = limit, window
         self.wrongly = [0, 0]  # allowed, rejected
+        self.empty()
+
+    def empty(self) -> None:
+        """No admission logged, for the next identity's decisions (the counts stay)."""
+        self.latest = [-math.inf] * self.limit  # its last ``limit`` admissions, a ring
+        self.oldest = 0
 
     def decide(self, instant: float, was_allowed: bool) -> None:
         """The log admits when the ``limit``-th latest admission lies at or before

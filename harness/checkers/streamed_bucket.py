@@ -19,13 +19,12 @@ from collections.abc import Sequence
 import numpy as np
 
 from ratelimit_harness.harness.checkers.columns import Floats
-from ratelimit_harness.harness.checkers.streamed_rejections import Right
-from ratelimit_harness.harness.checkers.streaming import Instants
+from ratelimit_harness.harness.checkers.streamed_rejections import Placed, Right
 from ratelimit_harness.harness.checkers.timeline import decided_by
 from ratelimit_harness.harness.history import Operation
 
 
-class BucketRoom:
+class BucketRoom(Placed):
     """A bucket of ``capacity`` tokens refilled at ``rate`` a second (a ``Room``), its times
     from ``origin``, the identity's first invoke."""
 
@@ -33,29 +32,26 @@ class BucketRoom:
     whole = True  # one more admission takes a whole token
 
     def __init__(self, capacity: int, rate: float, origin: float) -> None:
-        self.budget, self.rate, self.origin = capacity, rate, origin
-        self.starts, self.ends = Instants(), Instants()  # from origin; completed ones' ends
+        super().__init__(zero=origin)
+        self.budget, self.rate = capacity, rate
         self.peaks: Floats = np.empty(0)  # of the first ends kept, those no longer to move
         self.peak_gone = -math.inf  # the peak of the last end let go of
 
     def add(self, placed: Sequence[Operation], latest: float) -> None:
-        origin = self.origin
-        self.starts.add(np.fromiter((op.invoke for op in placed), np.float64, len(placed)) - origin)
-        ends = [op.complete for op in placed if op.complete is not None]
-        self.ends.add(np.array(ends, dtype=np.float64) - origin)
+        super().add(placed, latest)
         # later operations are invoked at latest or after, and complete no earlier: the ends up
         # to it keep their places, and their peaks can be reckoned
         kept = self.ends.kept
-        final = int(self.ends.at_most(latest - origin)) - self.ends.gone
+        final = int(self.ends.at_most(latest - self.zero)) - self.ends.gone
         if final > len(self.peaks):
             new = kept[len(self.peaks) : final]
             rises = self.rate * new - (self.ends.gone + np.searchsorted(kept, new, "left"))
-            before = self.peaks[-1] if len(self.peaks) else self.peak_gone
-            self.peaks = np.concatenate((self.peaks, np.maximum.accumulate(rises)))
-            self.peaks[-len(new) :] = np.maximum(self.peaks[-len(new) :], before)
+            before = self.peaks[-1:] if len(self.peaks) else [self.peak_gone]
+            peaks = np.maximum.accumulate(np.concatenate((before, rises)))[1:]
+            self.peaks = np.concatenate((self.peaks, peaks))
 
     def forget(self, earliest: float, latest: float) -> None:
-        low = earliest - self.origin  # no rejection left to judge was invoked before it
+        low = earliest - self.zero  # no rejection left to judge was invoked before it
         self.starts.forget(low)
         gone = self.ends.gone
         self.ends.forget(low)
@@ -72,14 +68,14 @@ class BucketRoom:
         return found
 
     def at_invoke(self, invokes: Floats, lasts: Floats) -> Floats:
-        t = invokes - self.origin
+        t = invokes - self.zero
         since = self.rate * t - self.ends.before(t)
         since = np.maximum(since, self._peak(self.ends.at_most(t)))
         used: Floats = self.starts.at_most(t) - self.rate * t + since
         return used
 
     def most_used(self, op: Operation, right: Right) -> float:
-        first, last = op.invoke - self.origin, decided_by(op) - self.origin
+        first, last = op.invoke - self.zero, decided_by(op) - self.zero
         rate = self.rate
         most = -math.inf
         for t in [first, *self.starts.between(first, last)]:

@@ -67,15 +67,17 @@ class Room(Protocol):
 
 class Placed:
     """The admitted and unknown operations: their invokes, and their completions (but those
-    never completed: they never end before a window)."""
+    never completed: they never end before a window), in seconds after ``zero``."""
 
-    def __init__(self) -> None:
+    def __init__(self, zero: float = 0.0) -> None:
+        self.zero = zero
         self.starts, self.ends = Instants(), Instants()
 
     def add(self, placed: Sequence[Operation], latest: float) -> None:
-        self.starts.add(np.fromiter((op.invoke for op in placed), np.float64, len(placed)))
+        invokes = np.fromiter((op.invoke for op in placed), np.float64, len(placed))
+        self.starts.add(invokes - self.zero)
         ends = [op.complete for op in placed if op.complete is not None]
-        self.ends.add(np.array(ends, dtype=np.float64))
+        self.ends.add(np.array(ends, dtype=np.float64) - self.zero)
 
     def within(self, since: Any, until: Any) -> Any:
         """How many can be placed in [since, until], for each pair (``counting.Placeable``)."""
