@@ -18,9 +18,9 @@ from unittest import mock
 
 import redis
 
-from ratelimit_harness.harness.explorer import bounded
-from ratelimit_harness.harness.explorer.run import Run, Setup, scheduled
-from ratelimit_harness.harness.explorer.visited import Visited
+from ratelimit_harness.harness.explorer.schedule.run import Run, Setup, scheduled
+from ratelimit_harness.harness.explorer.search import bounded
+from ratelimit_harness.harness.explorer.search.visited import Visited
 from ratelimit_harness.harness.provision import provision_explorer
 from ratelimit_harness.limiters import Policy
 

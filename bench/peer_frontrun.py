@@ -7,7 +7,8 @@ client, making R requests for one identity with a catalogue limiter; its invaria
 more were admitted than the policy's budget. Time stands still on both sides: frontrun's
 limiters read a fixed clock, and the script limiters the server's, which stays still on the
 explorer's server on virtual time (on a server on real time they get a fixed instant instead).
-Our side is the bounded stage (``harness/explorer/bounded.py``), judged by the verdict engine.
+Our side is the bounded stage (``harness/explorer/search/bounded.py``), judged by the verdict
+engine.
 
 Three parts, each row one tool's schedules and seconds:
 
@@ -52,8 +53,8 @@ from typing import Any
 import redis
 
 from ratelimit_harness.harness.checkers import Verdict, check
-from ratelimit_harness.harness.explorer import bounded
-from ratelimit_harness.harness.explorer.run import Run, RunResult, Setup, scheduled
+from ratelimit_harness.harness.explorer.schedule.run import Run, RunResult, Setup, scheduled
+from ratelimit_harness.harness.explorer.search import bounded
 from ratelimit_harness.harness.provision import RedisServer, provision_explorer
 from ratelimit_harness.limiters import Limiter, Policy, resolve
 

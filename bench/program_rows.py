@@ -30,7 +30,7 @@ from ratelimit_harness.harness.explorer.campaign import (
     run_row,
     targets,
 )
-from ratelimit_harness.harness.explorer.process_instance import POOL
+from ratelimit_harness.harness.explorer.instances.process import POOL
 from ratelimit_harness.harness.history.races import RaceTestRow
 from ratelimit_harness.harness.provision import provision_explorer
 from ratelimit_harness.limiters.js_catalogue import JS_CATALOGUE, unavailable

@@ -23,7 +23,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from ratelimit_harness.harness.explorer.proxy import SchedulingProxy
+from ratelimit_harness.harness.explorer.wire.proxy import SchedulingProxy
 from ratelimit_harness.harness.provision import provision
 
 WAIT = 60.0  # seconds one run of the program may take

@@ -25,8 +25,8 @@ from ratelimit_harness.harness.explorer.campaign import (
     shows,
     targets,
 )
-from ratelimit_harness.harness.explorer.explore import Exploration, explore
-from ratelimit_harness.harness.explorer.run import Setup
+from ratelimit_harness.harness.explorer.schedule.run import Setup
+from ratelimit_harness.harness.explorer.search.explore import Exploration, explore
 from ratelimit_harness.harness.provision import provision
 from ratelimit_harness.limiters import Policy
 

@@ -62,7 +62,7 @@ GET_SET = ((("over-admission",), ()),)
 PYRATE = ((("immortal-key",), ()), (("immortal-key", "over-admission"), ("skew",)))
 WINDOW = "sliding-window:limit=2,window=10"
 CRASH = ("--nemesis", "crash")
-GO = ("--nemesis", "crash", "--allow-real-clock")  # a Go program's clock is real (see real_clock)
+GO = ("--nemesis", "crash", "--allow-real-clock")  # a Go program's clock is real (see clocks.real)
 
 
 def shapes() -> list[Row]:

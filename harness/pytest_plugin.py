@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from ratelimit_harness.harness.explorer.explore import Exploration
+    from ratelimit_harness.harness.explorer.search.explore import Exploration
     from ratelimit_harness.harness.provision import RedisServer
 
 # factory objects passed to ``race``, each under a name that ``limiters.resolve`` imports like
@@ -159,12 +159,12 @@ def _race(
 ) -> RaceResult:
     from ratelimit_harness.harness.errors import LimiterError, RealClock, Unscheduled
     from ratelimit_harness.harness.explorer.campaign import FLAW_BUDGET, PROFILES, shows
-    from ratelimit_harness.harness.explorer.keyspace import claim
-    from ratelimit_harness.harness.explorer.real_clock import real_clock_limiter
-    from ratelimit_harness.harness.explorer.schedules import GIVE_BACKS, space_for
+    from ratelimit_harness.harness.explorer.clocks.real import real_clock_limiter
+    from ratelimit_harness.harness.explorer.search.drawing import GIVE_BACKS, space_for
+    from ratelimit_harness.harness.explorer.server.keyspace import claim
     from ratelimit_harness.harness.explorer.spec import RaceSpec, any_violation
     from ratelimit_harness.harness.explorer.trace import render
-    from ratelimit_harness.harness.explorer.unseen import said
+    from ratelimit_harness.harness.explorer.wire.unseen import said
     from ratelimit_harness.limiters import Policy, resolve
 
     resolve(limiter)  # a bad name fails here, with the plug-in's own message

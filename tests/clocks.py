@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from ratelimit_harness.harness.explorer.clocks import VirtualTime
+from ratelimit_harness.harness.explorer.clocks.virtual import VirtualTime
 
 START = 1_699_999_200.0  # a multiple of 3600 s, so of every window the tests use
 

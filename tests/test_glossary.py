@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from ratelimit_harness.harness.checkers import PARTS
-from ratelimit_harness.harness.explorer.faults import FAULTS as RACE_FAULTS
+from ratelimit_harness.harness.explorer.schedule.faults import FAULTS as RACE_FAULTS
 from ratelimit_harness.harness.load.nemesis import FAULTS as LOAD_FAULTS
 from ratelimit_harness.harness.load.truth import LIES
 from ratelimit_harness.reports.race_report import NOT_JUDGED

@@ -14,8 +14,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ratelimit_harness.harness.checkers import Verdict
-from ratelimit_harness.harness.explorer.explore import Exploration
-from ratelimit_harness.harness.explorer.schedules import GIVE_BACKS, Space
+from ratelimit_harness.harness.explorer.search.drawing import GIVE_BACKS, Space
+from ratelimit_harness.harness.explorer.search.explore import Exploration
 from ratelimit_harness.harness.explorer.spec import RaceSpec, any_violation
 from ratelimit_harness.harness.explorer.stress import stress
 from ratelimit_harness.harness.explorer.trace import load, replay, save

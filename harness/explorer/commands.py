@@ -24,22 +24,22 @@ from ratelimit_harness.harness.explorer.campaign import (
     entry_race_policy,
     targets,
 )
-from ratelimit_harness.harness.explorer.explore import CONFIRM, Exploration
-from ratelimit_harness.harness.explorer.keyspace import claim
+from ratelimit_harness.harness.explorer.clocks.real import OffClock, real_clock_limiter
+from ratelimit_harness.harness.explorer.instances.process import POOL
 from ratelimit_harness.harness.explorer.parallel import RowJob, run_rows, servers_for
-from ratelimit_harness.harness.explorer.process_instance import POOL
-from ratelimit_harness.harness.explorer.real_clock import OffClock, real_clock_limiter
-from ratelimit_harness.harness.explorer.run import Setup
-from ratelimit_harness.harness.explorer.schedules import (
+from ratelimit_harness.harness.explorer.schedule.run import Setup
+from ratelimit_harness.harness.explorer.search.drawing import (
     GIVE_BACKS,
     Space,
     parse_costs,
     space_for,
 )
+from ratelimit_harness.harness.explorer.search.explore import CONFIRM, Exploration
+from ratelimit_harness.harness.explorer.server.keyspace import claim
 from ratelimit_harness.harness.explorer.spec import MOST_EXAMPLES, MOST_INSTANCES, RaceSpec
 from ratelimit_harness.harness.explorer.trace import load, render, save
 from ratelimit_harness.harness.explorer.trace import replay as replay_saved
-from ratelimit_harness.harness.explorer.unseen import countable, said
+from ratelimit_harness.harness.explorer.wire.unseen import countable, said
 from ratelimit_harness.harness.history.races import (
     RACE,
     TRACE,
@@ -87,7 +87,7 @@ class _Tally:
     first_error: str = ""
     unseen: int = 0  # commands Redis ran for clients the explorer cannot see (see unseen)
     first_unseen: list[str] = field(default_factory=list)
-    off_clock: OffClock = field(default_factory=OffClock)  # see real_clock
+    off_clock: OffClock = field(default_factory=OffClock)  # see clocks.real
 
     def __post_init__(self) -> None:
         for found in self.searches:

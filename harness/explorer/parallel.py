@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ratelimit_harness.harness.explorer.campaign import Target, run_row, weight
-from ratelimit_harness.harness.explorer.explore import Exploration
+from ratelimit_harness.harness.explorer.search.explore import Exploration
 from ratelimit_harness.harness.history.races import RaceTestRow
 from ratelimit_harness.harness.provision import RedisServer, provision_explorer
 

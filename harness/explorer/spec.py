@@ -10,10 +10,14 @@ from typing import Any
 
 from ratelimit_harness.harness.checkers import Verdict
 from ratelimit_harness.harness.errors import BadArgument
-from ratelimit_harness.harness.explorer.explore import Exploration, explore, explore_every_kind
-from ratelimit_harness.harness.explorer.run import Setup
-from ratelimit_harness.harness.explorer.schedules import Space
-from ratelimit_harness.harness.explorer.unseen import countable
+from ratelimit_harness.harness.explorer.schedule.run import Setup
+from ratelimit_harness.harness.explorer.search.drawing import Space
+from ratelimit_harness.harness.explorer.search.explore import (
+    Exploration,
+    explore,
+    explore_every_kind,
+)
+from ratelimit_harness.harness.explorer.wire.unseen import countable
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.limiters import Policy
 

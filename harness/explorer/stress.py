@@ -12,8 +12,8 @@ import redis
 
 from ratelimit_harness.harness.checkers import Verdict, check
 from ratelimit_harness.harness.decisions import decided
-from ratelimit_harness.harness.explorer.keyspace import Keyspace
-from ratelimit_harness.harness.explorer.run import Setup
+from ratelimit_harness.harness.explorer.schedule.run import Setup
+from ratelimit_harness.harness.explorer.server.keyspace import Keyspace
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.leftovers import key_ttls
 from ratelimit_harness.harness.provision.virtual_time import ServerClock

@@ -8,8 +8,8 @@ from pathlib import Path
 
 from ratelimit_harness.harness.checkers import Verdict
 from ratelimit_harness.harness.errors import HarnessError
-from ratelimit_harness.harness.explorer.actions import from_json, to_json
-from ratelimit_harness.harness.explorer.run import RunResult, Setup, run_schedule
+from ratelimit_harness.harness.explorer.schedule.actions import from_json, to_json
+from ratelimit_harness.harness.explorer.schedule.run import RunResult, Setup, run_schedule
 from ratelimit_harness.harness.history.races import SavedRace, shown
 from ratelimit_harness.harness.rundir import keep_judged
 from ratelimit_harness.limiters import Policy, name_of

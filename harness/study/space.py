@@ -14,7 +14,7 @@ from typing import Any
 
 import redis
 
-from ratelimit_harness.harness.explorer.keyspace import claim
+from ratelimit_harness.harness.explorer.server.keyspace import claim
 from ratelimit_harness.harness.leftovers import key_ttls
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.limiters import CATALOGUE, Clock, Limiter, Policy

@@ -13,10 +13,11 @@ import redis
 
 from ratelimit_harness.harness import listing
 from ratelimit_harness.harness.cli import main
-from ratelimit_harness.harness.explorer import explore, instance
-from ratelimit_harness.harness.explorer.clocks import InstanceClock
-from ratelimit_harness.harness.explorer.keys import Expiry
-from ratelimit_harness.harness.explorer.run import run_schedule
+from ratelimit_harness.harness.explorer.clocks.virtual import InstanceClock
+from ratelimit_harness.harness.explorer.instances import thread
+from ratelimit_harness.harness.explorer.schedule.run import run_schedule
+from ratelimit_harness.harness.explorer.search import explore
+from ratelimit_harness.harness.explorer.server.keys import Expiry
 from ratelimit_harness.harness.provision import RedisServer
 from tests.harness.explorer import plugins
 from tests.harness.explorer.schedules import setup, steps
@@ -114,7 +115,7 @@ def _broken_thread_clock(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         raise RuntimeError("a bug in the instance thread")
         yield  # pragma: no cover
 
-    monkeypatch.setattr(instance, "reading", reading)
+    monkeypatch.setattr(thread, "reading", reading)
     yield
 
 
@@ -148,7 +149,7 @@ def test_a_limiter_that_blocks_ends_the_run_after_one_timeout(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
-    monkeypatch.setattr(instance, "TIMEOUT", 1.0)
+    monkeypatch.setattr(thread, "TIMEOUT", 1.0)
     args = ["race", "--limiter", "tests.harness.explorer.plugins:blocking", "--policy", FIXED,
             "--redis-url", redis_server.url]  # fmt: skip
     plugins.RELEASE.clear()

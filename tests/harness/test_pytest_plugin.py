@@ -13,7 +13,7 @@ import pytest
 
 from ratelimit_harness.harness.errors import BadArgument
 from ratelimit_harness.harness.explorer.campaign import RACE_POLICIES
-from ratelimit_harness.harness.explorer.schedules import space_for
+from ratelimit_harness.harness.explorer.search.drawing import space_for
 from ratelimit_harness.harness.pytest_plugin import RaceResult
 from ratelimit_harness.limiters import Policy
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ratelimit_harness.harness.checkers import Verdict
-from ratelimit_harness.harness.explorer.actions import Action, Step
-from ratelimit_harness.harness.explorer.run import RunResult, Setup, run_schedule
+from ratelimit_harness.harness.explorer.schedule.actions import Action, Step
+from ratelimit_harness.harness.explorer.schedule.run import RunResult, Setup, run_schedule
 from ratelimit_harness.limiters import Policy
 
 

@@ -1,6 +1,6 @@
 import pytest
 
-from ratelimit_harness.harness.explorer.actions import (
+from ratelimit_harness.harness.explorer.schedule.actions import (
     KINDS,
     Action,
     Advance,

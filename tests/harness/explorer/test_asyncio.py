@@ -14,11 +14,11 @@ from pathlib import Path
 import pytest
 
 from ratelimit_harness.harness.cli import main
-from ratelimit_harness.harness.explorer.actions import Action, Crash, Step, Through
-from ratelimit_harness.harness.explorer.explore import Exploration, explore
-from ratelimit_harness.harness.explorer.run import RunResult, Setup, run_schedule
-from ratelimit_harness.harness.explorer.schedules import space_for
-from ratelimit_harness.harness.explorer.unseen import Count, countable
+from ratelimit_harness.harness.explorer.schedule.actions import Action, Crash, Step, Through
+from ratelimit_harness.harness.explorer.schedule.run import RunResult, Setup, run_schedule
+from ratelimit_harness.harness.explorer.search.drawing import space_for
+from ratelimit_harness.harness.explorer.search.explore import Exploration, explore
+from ratelimit_harness.harness.explorer.wire.unseen import Count, countable
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.harness.pytest_plugin import RaceResult
 from ratelimit_harness.limiters import Policy

@@ -8,9 +8,9 @@ import threading
 import pytest
 
 from ratelimit_harness.harness.cli import main
-from ratelimit_harness.harness.explorer.actions import Action, Advance, Through
-from ratelimit_harness.harness.explorer.background import QUIET
-from ratelimit_harness.harness.explorer.run import RunResult, Setup, run_schedule
+from ratelimit_harness.harness.explorer.instances.background import QUIET
+from ratelimit_harness.harness.explorer.schedule.actions import Action, Advance, Through
+from ratelimit_harness.harness.explorer.schedule.run import RunResult, Setup, run_schedule
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.harness.provision.virtual_time import START
 from ratelimit_harness.limiters import Policy

@@ -8,10 +8,10 @@ from collections.abc import Iterable
 
 import pytest
 
-from ratelimit_harness.harness.explorer.actions import Action, Advance, Through
-from ratelimit_harness.harness.explorer.explore import Exploration, explore
-from ratelimit_harness.harness.explorer.run import RunResult, Setup, run_schedule
-from ratelimit_harness.harness.explorer.schedules import space_for
+from ratelimit_harness.harness.explorer.schedule.actions import Action, Advance, Through
+from ratelimit_harness.harness.explorer.schedule.run import RunResult, Setup, run_schedule
+from ratelimit_harness.harness.explorer.search.drawing import space_for
+from ratelimit_harness.harness.explorer.search.explore import Exploration, explore
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.limiters import Policy
 

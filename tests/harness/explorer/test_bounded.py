@@ -11,11 +11,11 @@ import pytest
 import redis
 
 from ratelimit_harness.harness.checkers import Verdict
-from ratelimit_harness.harness.explorer import bounded
-from ratelimit_harness.harness.explorer import explore as explore_module
-from ratelimit_harness.harness.explorer.actions import Advance, Through
-from ratelimit_harness.harness.explorer.explore import explore, explore_every_kind
-from ratelimit_harness.harness.explorer.run import Run, RunResult, Setup, scheduled
+from ratelimit_harness.harness.explorer.schedule.actions import Advance, Through
+from ratelimit_harness.harness.explorer.schedule.run import Run, RunResult, Setup, scheduled
+from ratelimit_harness.harness.explorer.search import bounded
+from ratelimit_harness.harness.explorer.search import explore as explore_module
+from ratelimit_harness.harness.explorer.search.explore import explore, explore_every_kind
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.limiters import Policy
 from tests.harness.explorer.schedules import setup

@@ -15,8 +15,13 @@ from typing import Any, ClassVar, TypeVar
 
 import pytest
 
-from ratelimit_harness.harness.explorer.clocks import InstanceClock, VirtualTime, patched, reading
-from ratelimit_harness.harness.explorer.keys import real_now
+from ratelimit_harness.harness.explorer.clocks.virtual import (
+    InstanceClock,
+    VirtualTime,
+    patched,
+    reading,
+)
+from ratelimit_harness.harness.explorer.server.keys import real_now
 
 START = 1_000_000_000.0  # the run's time: far from the real clock
 SKEW = 2.5

@@ -15,10 +15,10 @@ import redis
 from ratelimit_harness.harness.checkers import Verdict
 from ratelimit_harness.harness.checkers import check as judged
 from ratelimit_harness.harness.cli import main
-from ratelimit_harness.harness.explorer import explore as explorer
-from ratelimit_harness.harness.explorer.keyspace import Keyspace
-from ratelimit_harness.harness.explorer.run import Setup
-from ratelimit_harness.harness.explorer.schedules import Space
+from ratelimit_harness.harness.explorer.schedule.run import Setup
+from ratelimit_harness.harness.explorer.search import explore as explorer
+from ratelimit_harness.harness.explorer.search.drawing import Space
+from ratelimit_harness.harness.explorer.server.keyspace import Keyspace
 from ratelimit_harness.harness.history import Outcome
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.limiters import Policy

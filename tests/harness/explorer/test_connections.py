@@ -6,9 +6,9 @@ from typing import Any
 import pytest
 import redis
 
-from ratelimit_harness.harness.explorer import connections as connections_module
-from ratelimit_harness.harness.explorer.connections import CONNECTIONS, Connections
-from ratelimit_harness.harness.explorer.run import Run, Setup, scheduled
+from ratelimit_harness.harness.explorer.schedule.run import Run, Setup, scheduled
+from ratelimit_harness.harness.explorer.wire import connections as connections_module
+from ratelimit_harness.harness.explorer.wire.connections import CONNECTIONS, Connections
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.limiters import Policy
 from tests.harness.explorer.schedules import steps

@@ -7,9 +7,9 @@ import redis
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ratelimit_harness.harness.explorer.actions import Skew
-from ratelimit_harness.harness.explorer.run import Run, Setup
-from ratelimit_harness.harness.explorer.schedules import HAIR, Space, draw_opening
+from ratelimit_harness.harness.explorer.schedule.actions import Skew
+from ratelimit_harness.harness.explorer.schedule.run import Run, Setup
+from ratelimit_harness.harness.explorer.search.drawing import HAIR, Space, draw_opening
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.limiters import Policy
 

@@ -11,10 +11,16 @@ import pytest
 import redis
 
 from ratelimit_harness.harness.cli import main
-from ratelimit_harness.harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
-from ratelimit_harness.harness.explorer.explore import explore
-from ratelimit_harness.harness.explorer.process_instance import POOL, SPARES
-from ratelimit_harness.harness.explorer.run import (
+from ratelimit_harness.harness.explorer.instances.process import POOL, SPARES
+from ratelimit_harness.harness.explorer.schedule.actions import (
+    Action,
+    Advance,
+    Crash,
+    Skew,
+    Step,
+    Through,
+)
+from ratelimit_harness.harness.explorer.schedule.run import (
     Run,
     RunResult,
     Setup,
@@ -22,6 +28,7 @@ from ratelimit_harness.harness.explorer.run import (
     run_schedule,
     scheduled,
 )
+from ratelimit_harness.harness.explorer.search.explore import explore
 from ratelimit_harness.harness.explorer.trace import load, replay, save
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.limiters import Policy

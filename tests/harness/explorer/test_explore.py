@@ -5,10 +5,10 @@ from typing import Any
 
 import pytest
 
-from ratelimit_harness.harness.explorer import explore as explore_module
-from ratelimit_harness.harness.explorer.explore import derived_seed, explore
-from ratelimit_harness.harness.explorer.run import RunResult, Setup
-from ratelimit_harness.harness.explorer.schedules import Space
+from ratelimit_harness.harness.explorer.schedule.run import RunResult, Setup
+from ratelimit_harness.harness.explorer.search import explore as explore_module
+from ratelimit_harness.harness.explorer.search.drawing import Space
+from ratelimit_harness.harness.explorer.search.explore import derived_seed, explore
 from ratelimit_harness.harness.explorer.stress import stress
 from ratelimit_harness.harness.explorer.trace import load, replay, save
 from ratelimit_harness.harness.provision import RedisServer

@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from ratelimit_harness.harness.cli import main
-from ratelimit_harness.harness.explorer.run import run_schedule
-from ratelimit_harness.harness.explorer.schedules import GIVE_BACKS
+from ratelimit_harness.harness.explorer.schedule.run import run_schedule
+from ratelimit_harness.harness.explorer.search.drawing import GIVE_BACKS
 from ratelimit_harness.harness.history import Outcome
 from ratelimit_harness.harness.provision import RedisServer
 from tests.harness.explorer.schedules import setup, steps

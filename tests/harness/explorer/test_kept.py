@@ -8,8 +8,8 @@ from typing import Any, cast
 
 import pytest
 
-from ratelimit_harness.harness.explorer.clocks import patched
-from ratelimit_harness.harness.explorer.kept import Attribute, Defaults, Finder, Table, swap
+from ratelimit_harness.harness.explorer.clocks.kept import Attribute, Defaults, Finder, Table, swap
+from ratelimit_harness.harness.explorer.clocks.virtual import patched
 
 
 class Wakes:

@@ -11,10 +11,10 @@ import redis
 
 from ratelimit_harness.harness import rundir
 from ratelimit_harness.harness.cli import main
-from ratelimit_harness.harness.explorer.actions import Crash, Through
 from ratelimit_harness.harness.explorer.campaign import run_row, targets
-from ratelimit_harness.harness.explorer.keyspace import NotEmpty, claim
-from ratelimit_harness.harness.explorer.run import run_schedule
+from ratelimit_harness.harness.explorer.schedule.actions import Crash, Through
+from ratelimit_harness.harness.explorer.schedule.run import run_schedule
+from ratelimit_harness.harness.explorer.server.keyspace import NotEmpty, claim
 from ratelimit_harness.harness.explorer.stress import stress
 from ratelimit_harness.harness.explorer.trace import save
 from ratelimit_harness.harness.provision import RedisServer

@@ -11,7 +11,7 @@ import pytest
 import redis
 
 from ratelimit_harness.harness.cli import main
-from ratelimit_harness.harness.explorer.actions import Crash
+from ratelimit_harness.harness.explorer.schedule.actions import Crash
 from ratelimit_harness.harness.history import Outcome
 from ratelimit_harness.harness.provision import RedisServer
 from tests.harness.explorer.schedules import run, steps

@@ -4,9 +4,16 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ratelimit_harness.harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
-from ratelimit_harness.harness.explorer.minimize import minimize
-from ratelimit_harness.harness.explorer.run import run_schedule
+from ratelimit_harness.harness.explorer.schedule.actions import (
+    Action,
+    Advance,
+    Crash,
+    Skew,
+    Step,
+    Through,
+)
+from ratelimit_harness.harness.explorer.schedule.run import run_schedule
+from ratelimit_harness.harness.explorer.search.minimize import minimize
 from ratelimit_harness.harness.provision import RedisServer
 from tests.harness.explorer.schedules import setup
 

@@ -12,14 +12,14 @@ import pytest
 import redis
 
 from ratelimit_harness.harness.cli import main
-from ratelimit_harness.harness.explorer import bounded
-from ratelimit_harness.harness.explorer.clocks import InstanceClock, VirtualTime
-from ratelimit_harness.harness.explorer.explore import explore
-from ratelimit_harness.harness.explorer.instance import TIMEOUT, Finished, Pending
-from ratelimit_harness.harness.explorer.process_instance import POOL, ProcessInstance
-from ratelimit_harness.harness.explorer.run import Run, RunResult, Setup, scheduled
-from ratelimit_harness.harness.explorer.schedules import Space
-from ratelimit_harness.harness.explorer.waiting import wait_until_waiting
+from ratelimit_harness.harness.explorer.clocks.virtual import InstanceClock, VirtualTime
+from ratelimit_harness.harness.explorer.instances.process import POOL, ProcessInstance
+from ratelimit_harness.harness.explorer.instances.thread import TIMEOUT, Finished, Pending
+from ratelimit_harness.harness.explorer.instances.waiting import wait_until_waiting
+from ratelimit_harness.harness.explorer.schedule.run import Run, RunResult, Setup, scheduled
+from ratelimit_harness.harness.explorer.search import bounded
+from ratelimit_harness.harness.explorer.search.drawing import Space
+from ratelimit_harness.harness.explorer.search.explore import explore
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.harness.provision.virtual_time import START
 from ratelimit_harness.limiters import Policy

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ratelimit_harness.harness.explorer.campaign import Target, race_policy, run_row
-from ratelimit_harness.harness.explorer.process_instance import POOL
+from ratelimit_harness.harness.explorer.instances.process import POOL
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.limiters import CATALOGUE
 from ratelimit_harness.limiters.program import EXEC

@@ -21,8 +21,13 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from ratelimit_harness.harness.explorer.proxy import Held, ProxyError, SchedulingProxy, StepLost
-from ratelimit_harness.harness.explorer.resp import Framer, Push, ReplyError, decode, show
+from ratelimit_harness.harness.explorer.wire.proxy import (
+    Held,
+    ProxyError,
+    SchedulingProxy,
+    StepLost,
+)
+from ratelimit_harness.harness.explorer.wire.resp import Framer, Push, ReplyError, decode, show
 from ratelimit_harness.harness.provision import RedisServer
 
 WAIT = 10.0  # seconds any one wait of these tests may take

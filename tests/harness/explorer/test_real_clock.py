@@ -12,16 +12,16 @@ import pytest
 
 from ratelimit_harness.harness.cli import main
 from ratelimit_harness.harness.errors import RealClock
-from ratelimit_harness.harness.explorer.explore import explore
-from ratelimit_harness.harness.explorer.process_instance import POOL
-from ratelimit_harness.harness.explorer.real_clock import (
+from ratelimit_harness.harness.explorer.clocks.real import (
     GO_BUILD_INFO,
     TOLERANCE,
     OffClock,
     real_clock_runtime,
 )
-from ratelimit_harness.harness.explorer.run import Setup
-from ratelimit_harness.harness.explorer.schedules import Space
+from ratelimit_harness.harness.explorer.instances.process import POOL
+from ratelimit_harness.harness.explorer.schedule.run import Setup
+from ratelimit_harness.harness.explorer.search.drawing import Space
+from ratelimit_harness.harness.explorer.search.explore import explore
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.harness.pytest_plugin import RaceResult
 from ratelimit_harness.limiters import Policy

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ratelimit_harness.harness.explorer.resp import (
+from ratelimit_harness.harness.explorer.wire.resp import (
     MAX_DEPTH,
     Framer,
     ProtocolError,

@@ -2,7 +2,13 @@
 
 import pytest
 
-from ratelimit_harness.harness.explorer.actions import Action, Advance, Crash, Skew, Through
+from ratelimit_harness.harness.explorer.schedule.actions import (
+    Action,
+    Advance,
+    Crash,
+    Skew,
+    Through,
+)
 from ratelimit_harness.harness.history import Outcome
 from ratelimit_harness.harness.provision import RedisServer
 from tests.harness.explorer.schedules import run, steps

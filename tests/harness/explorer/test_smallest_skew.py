@@ -8,9 +8,9 @@ from collections.abc import Callable
 
 import pytest
 
-from ratelimit_harness.harness.explorer.actions import Action, Advance, Skew, Step, Through
 from ratelimit_harness.harness.explorer.campaign import race_policy
-from ratelimit_harness.harness.explorer.faults import FAULTS, _between_requests
+from ratelimit_harness.harness.explorer.schedule.actions import Action, Advance, Skew, Step, Through
+from ratelimit_harness.harness.explorer.schedule.faults import FAULTS, _between_requests
 from ratelimit_harness.harness.pytest_plugin import RaceResult
 from ratelimit_harness.limiters import CATALOGUE
 

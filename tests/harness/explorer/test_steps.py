@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from ratelimit_harness.harness.explorer.steps import PASSES, SUBSCRIBING, Command, Sorter
+from ratelimit_harness.harness.explorer.wire.steps import PASSES, SUBSCRIBING, Command, Sorter
 
 
 def _frame(*args: str) -> bytes:

@@ -10,10 +10,10 @@ import pytest
 import redis
 
 from ratelimit_harness.harness.checkers import check
-from ratelimit_harness.harness.explorer import bounded, visited
-from ratelimit_harness.harness.explorer.actions import Action, Through
-from ratelimit_harness.harness.explorer.run import Run, RunResult, Setup, scheduled
-from ratelimit_harness.harness.explorer.visited import Place, Visited
+from ratelimit_harness.harness.explorer.schedule.actions import Action, Through
+from ratelimit_harness.harness.explorer.schedule.run import Run, RunResult, Setup, scheduled
+from ratelimit_harness.harness.explorer.search import bounded, visited
+from ratelimit_harness.harness.explorer.search.visited import Place, Visited
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.limiters import Policy
 

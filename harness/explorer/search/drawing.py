@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from hypothesis import strategies as st
 
 from ratelimit_harness.harness.errors import BadArgument
-from ratelimit_harness.harness.explorer.actions import Action, Advance, Step, Through
-from ratelimit_harness.harness.explorer.faults import FAULTS
-from ratelimit_harness.harness.explorer.run import Run
+from ratelimit_harness.harness.explorer.schedule.actions import Action, Advance, Step, Through
+from ratelimit_harness.harness.explorer.schedule.faults import FAULTS
+from ratelimit_harness.harness.explorer.schedule.run import Run
 from ratelimit_harness.limiters import Policy
 
 HAIR = 0.01  # the smallest step of time: well above a deadline's uncertainty (keys.LATE)

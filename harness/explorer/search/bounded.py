@@ -41,11 +41,18 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from ratelimit_harness.harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
-from ratelimit_harness.harness.explorer.keys import touched
-from ratelimit_harness.harness.explorer.run import Run, RunResult
-from ratelimit_harness.harness.explorer.schedules import HAIR, Space
-from ratelimit_harness.harness.explorer.visited import Place, Visited
+from ratelimit_harness.harness.explorer.schedule.actions import (
+    Action,
+    Advance,
+    Crash,
+    Skew,
+    Step,
+    Through,
+)
+from ratelimit_harness.harness.explorer.schedule.run import Run, RunResult
+from ratelimit_harness.harness.explorer.search.drawing import HAIR, Space
+from ratelimit_harness.harness.explorer.search.visited import Place, Visited
+from ratelimit_harness.harness.explorer.server.keys import touched
 from ratelimit_harness.limiters import Policy
 
 # commands that change nothing: two of them on the same key commute

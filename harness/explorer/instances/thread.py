@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from ratelimit_harness.harness.errors import HarnessError, described
-from ratelimit_harness.harness.explorer.background import Background
-from ratelimit_harness.harness.explorer.clocks import InstanceClock, reading
-from ratelimit_harness.harness.explorer.wire import gated
+from ratelimit_harness.harness.explorer.clocks.virtual import InstanceClock, reading
+from ratelimit_harness.harness.explorer.instances.background import Background
+from ratelimit_harness.harness.explorer.wire.intercept import gated
 from ratelimit_harness.limiters import Decision, Limiter
 from ratelimit_harness.limiters.base import check_args, refund_args
 

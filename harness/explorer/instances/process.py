@@ -79,8 +79,8 @@ from pathlib import Path
 from typing import Any
 
 from ratelimit_harness.harness.errors import HarnessError
-from ratelimit_harness.harness.explorer.clocks import InstanceClock
-from ratelimit_harness.harness.explorer.instance import (
+from ratelimit_harness.harness.explorer.clocks.virtual import InstanceClock
+from ratelimit_harness.harness.explorer.instances.thread import (
     TIMEOUT,
     Checked,
     Died,
@@ -89,9 +89,9 @@ from ratelimit_harness.harness.explorer.instance import (
     Pending,
     Stuck,
 )
-from ratelimit_harness.harness.explorer.keys import real_now
-from ratelimit_harness.harness.explorer.proxy import Held, SchedulingProxy
-from ratelimit_harness.harness.explorer.waiting import wait_until_waiting, waiting
+from ratelimit_harness.harness.explorer.instances.waiting import wait_until_waiting, waiting
+from ratelimit_harness.harness.explorer.server.keys import real_now
+from ratelimit_harness.harness.explorer.wire.proxy import Held, SchedulingProxy
 from ratelimit_harness.harness.provision.virtual_time import (
     START,
     ServerClock,

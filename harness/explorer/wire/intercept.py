@@ -1,7 +1,7 @@
 """Every command a limiter sends, caught where it leaves: at the connection, whichever client.
 
 While ``intercepted()`` is active, redis-py's (and valkey-py's) connections, synchronous and
-asyncio alike (``wire_asyncio``), route each command through here before it is written to the
+asyncio alike (``intercept_asyncio``), route each command through here before it is written to the
 socket. What happens depends on who sends it:
 
 - an app instance (``gated``: its thread, and the asyncio tasks of its event loop made while it
@@ -49,8 +49,8 @@ from typing import Any, Protocol
 
 import redis
 
-from ratelimit_harness.harness.explorer.keys import real_now, text
-from ratelimit_harness.harness.explorer.resp import packed_commands
+from ratelimit_harness.harness.explorer.server.keys import real_now, text
+from ratelimit_harness.harness.explorer.wire.resp import packed_commands
 from ratelimit_harness.limiters.base import ServerNow
 
 NO_POINT = {
@@ -208,7 +208,7 @@ def gate_to(gate: Gate) -> None:
 @contextlib.contextmanager
 def intercepted(*more: tuple[type, Mapping[str, Wrap]]) -> Iterator[None]:
     """Route the commands of every redis-py and valkey-py connection through here; ``more``:
-    other connection classes, each with the wrappers of its methods (``wire_asyncio``'s)."""
+    other connection classes, each with the wrappers of its methods (``intercept_asyncio``'s)."""
     tables = [*((cls, _METHODS) for cls in _classes()), *more]
     patches = [(cls, name, getattr(cls, name), w) for cls, t in tables for name, w in t.items()]
     STATE.unseen_threads.add(threading.get_ident())

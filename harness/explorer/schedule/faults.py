@@ -24,7 +24,14 @@ from typing import Protocol
 
 from hypothesis import strategies as st
 
-from ratelimit_harness.harness.explorer.actions import Action, Advance, Crash, Skew, Step, Through
+from ratelimit_harness.harness.explorer.schedule.actions import (
+    Action,
+    Advance,
+    Crash,
+    Skew,
+    Step,
+    Through,
+)
 
 Take = Callable[[list[Action]], bool]  # keep this schedule if it still fails; whether it did
 SMALLEST_SKEW = 0.001  # seconds: skews are shrunk to the millisecond

@@ -1,6 +1,6 @@
 """Clocks the explorer cannot move: found before a race where it can, and while it runs.
 
-The explorer moves each instance's clock through the schedule (see process_instance): libfaketime
+The explorer moves each instance's clock through the schedule (see instances.process): libfaketime
 answers a program's calls to read the time, the time of day and the monotonic clocks alike. A
 program that reads its clock another way keeps real time: a Go program does (Go's runtime reads
 the clock through the vDSO, the kernel's page of time functions, and never calls libc). Its

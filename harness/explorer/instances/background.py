@@ -9,8 +9,8 @@ A thread started in an instance's thread, or while its limiter is built, is *ado
 instance (``adopting``): it becomes an actor of the run, named after both (``app-0~Leaker``).
 An actor
 
-- reads its instance's clock, as the instance does (``clocks.reading``);
-- stops before each command, at a point of its own (it is gated, as the instance is: see wire);
+- reads its instance's clock, as the instance does (``virtual.reading``);
+- stops before each command, at a point of its own (gated as the instance is: see ``intercept``);
 - sleeps on virtual time: ``time.sleep``, ``asyncio.sleep`` and ``threading.Event.wait`` with a
   timeout return once the instance's clock has passed their end, not before.
 
@@ -51,8 +51,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ratelimit_harness.harness.errors import described
-from ratelimit_harness.harness.explorer.clocks import NOT_THE_LIMITERS, InstanceClock, reading
-from ratelimit_harness.harness.explorer.wire import gate_to, gated
+from ratelimit_harness.harness.explorer.clocks.virtual import (
+    NOT_THE_LIMITERS,
+    InstanceClock,
+    reading,
+)
+from ratelimit_harness.harness.explorer.wire.intercept import gate_to, gated
 from ratelimit_harness.limiters.plugin import in_a_build
 
 QUIET = 1.0  # seconds an actor may run before it is taken to block where nothing schedules it

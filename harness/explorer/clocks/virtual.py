@@ -18,7 +18,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from ratelimit_harness.harness.explorer.kept import Finder, Table, modules, swap
+from ratelimit_harness.harness.explorer.clocks.kept import Finder, Table, modules, swap
 from ratelimit_harness.harness.provision.virtual_time import START  # virtual runs begin here
 
 

@@ -25,7 +25,7 @@ from typing import Any
 
 import redis
 
-from ratelimit_harness.harness.explorer import wire
+from ratelimit_harness.harness.explorer.wire import intercept
 
 ANSWER_WITHIN = 1.0  # seconds a kept connection may take to answer CLIENT INFO
 
@@ -98,7 +98,7 @@ def _info(connection: Any) -> dict[str, str] | None:
     try:
         if connection.can_read():  # a reply nobody asked for
             return None
-        with wire.aside():
+        with intercept.aside():
             connection.send_command("CLIENT", "INFO")
             if not connection.can_read(timeout=ANSWER_WITHIN):
                 return None

@@ -23,11 +23,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from ratelimit_harness.harness.explorer.instance import Instance
-from ratelimit_harness.harness.explorer.keys import server_state
+from ratelimit_harness.harness.explorer.instances.thread import Instance
+from ratelimit_harness.harness.explorer.server.keys import server_state
 
 if TYPE_CHECKING:
-    from ratelimit_harness.harness.explorer.run import Run
+    from ratelimit_harness.harness.explorer.schedule.run import Run
 
 
 Spent = tuple[int, int, int]  # switches, faults, time moves: what reaching a state cost

@@ -22,8 +22,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Generic, TypeGuard, TypeVar
 
-from ratelimit_harness.harness.explorer.actions import Action, Advance, Step, Through
-from ratelimit_harness.harness.explorer.faults import Take
+from ratelimit_harness.harness.explorer.schedule.actions import Action, Advance, Step, Through
+from ratelimit_harness.harness.explorer.schedule.faults import Take
 
 Outcome = TypeVar("Outcome")  # what running a schedule gives: for the explorer, run and verdict
 Gentler = Callable[[list[Action], Take], bool]  # see faults.Fault.gentler

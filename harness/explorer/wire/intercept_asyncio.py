@@ -1,5 +1,5 @@
 """The asyncio connections of redis-py and valkey-py (``redis.asyncio``, ``valkey.asyncio``),
-caught as ``wire`` catches the synchronous ones, with the same notion of one point: a command,
+caught as ``intercept`` catches the synchronous ones, with the same notion of one point: a command,
 a MULTI ... EXEC block at its EXEC, a pipeline's commands one by one (each sent once the one
 before it has run: the replies owed are read ahead), a script sent again after NOSCRIPT within
 the step of the one that failed.
@@ -17,8 +17,8 @@ import weakref
 from collections.abc import Callable
 from typing import Any
 
-from ratelimit_harness.harness.explorer import wire
-from ratelimit_harness.harness.explorer.resp import packed_commands
+from ratelimit_harness.harness.explorer.wire import intercept
+from ratelimit_harness.harness.explorer.wire.resp import packed_commands
 
 # the asyncio connections that have sent a watched command, to close when their loop's run
 # ends (see ``disconnect_on``)
@@ -52,11 +52,11 @@ def _socket_name(connection: Any) -> Any:
 
 
 async def _before(connection: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
-    """``wire._before``, reading what is owed without blocking the loop."""
+    """``intercept._before``, reading what is owed without blocking the loop."""
     if "_harness_loop" not in connection.__dict__:
         connection.__dict__["_harness_loop"] = asyncio.get_running_loop()
         _opened.add(connection)
-    held, gate, point, logged = wire.plan(connection, args)
+    held, gate, point, logged = intercept.plan(connection, args)
     if point and gate is not None:
         read = type(connection).read_response.original
         while held.owed:  # what was sent before must have run before this may go
@@ -64,25 +64,25 @@ async def _before(connection: Any, args: tuple[Any, ...]) -> tuple[Any, ...]:
         turn = gate.point(logged or args)
         if turn is not None:  # a task's point: it waits on its own loop (see background)
             await turn
-    return wire.owe(held, gate, args, logged)
+    return intercept.owe(held, gate, args, logged)
 
 
 async def _read(
-    original: Callable[..., Any], connection: Any, held: wire.Wire, *a: Any, **k: Any
+    original: Callable[..., Any], connection: Any, held: intercept.Wire, *a: Any, **k: Any
 ) -> Any:
     try:
         reply = await original(connection, *a, **k)
-    except wire.ERRORS as error:
+    except intercept.ERRORS as error:
         reply = error
-    return wire.reply_read(held, reply)
+    return intercept.reply_read(held, reply)
 
 
 def _send_command(original: Callable[..., Any]) -> Callable[..., Any]:
     async def send_command(self: Any, *args: Any, **options: Any) -> Any:
-        if not wire.watched():
+        if not intercept.watched():
             return await original(self, *args, **options)
-        args = await _before(self, wire.split_name(args))
-        with wire.packing():
+        args = await _before(self, intercept.split_name(args))
+        with intercept.packing():
             return await original(self, *args, **options)
 
     return send_command
@@ -90,14 +90,14 @@ def _send_command(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _send_packed_command(original: Callable[..., Any]) -> Callable[..., Any]:
     async def send_packed_command(self: Any, command: Any, check_health: bool = True) -> Any:
-        wire.note_address(self, _socket_name)
-        if not wire.watched():
+        intercept.note_address(self, _socket_name)
+        if not intercept.watched():
             await original(self, command, check_health)
         else:
-            for n, (raw, args) in enumerate(packed_commands(wire.joined(command))):
+            for n, (raw, args) in enumerate(packed_commands(intercept.joined(command))):
                 await _before(self, args)
                 await original(self, [raw], check_health and n == 0)
-        wire.note_address(self, _socket_name)
+        intercept.note_address(self, _socket_name)
 
     return send_packed_command
 
@@ -111,7 +111,7 @@ def _read_response(original: Callable[..., Any]) -> Callable[..., Any]:
             reply = held.early.popleft()
         else:
             reply = await _read(original, self, held, *args, **options)
-        if isinstance(reply, wire.ERRORS):
+        if isinstance(reply, intercept.ERRORS):
             raise reply
         return reply
 
@@ -121,7 +121,7 @@ def _read_response(original: Callable[..., Any]) -> Callable[..., Any]:
 
 def _disconnect(original: Callable[..., Any]) -> Callable[..., Any]:
     async def disconnect(self: Any, *args: Any, **options: Any) -> Any:
-        wire.disconnected(self)
+        intercept.disconnected(self)
         return await original(self, *args, **options)
 
     return disconnect
@@ -137,5 +137,5 @@ METHODS = {
 
 def tables() -> list[tuple[type, dict[str, Any]]]:
     """The asyncio connection classes, each with the stand-ins of its methods, for
-    ``wire.intercepted``."""
+    ``intercept.intercepted``."""
     return [(cls, METHODS) for cls in classes()]

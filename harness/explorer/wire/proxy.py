@@ -7,7 +7,7 @@ connection it opens there gets a connection of its own to the one upstream Redis
 any other upstream is refused). Bytes pass as they are, both ways; the proxy cuts them into whole
 commands and replies (``resp``) only to know when to hold and whose reply is whose.
 
-What is one point, one *step*, is the thread explorer's (``wire``; the rules in ``steps``): a
+What is one point, one *step*, is the thread explorer's (``intercept``; the rules in ``steps``): a
 command; each command of a pipeline, one by one, in order, though the client wrote them in one
 go; a MULTI ... EXEC block, held at its EXEC; a script. Commands of ``steps.PASSES`` are no
 points: they are forwarded at once, or as soon as what the program sent before them on that
@@ -67,9 +67,9 @@ from types import TracebackType
 from typing import Any, TypeVar
 
 from ratelimit_harness.harness.errors import EnvironmentFailure, HarnessError, described
-from ratelimit_harness.harness.explorer.keys import text
-from ratelimit_harness.harness.explorer.resp import Framer, ProtocolError, decode
-from ratelimit_harness.harness.explorer.steps import Command, Sorter
+from ratelimit_harness.harness.explorer.server.keys import text
+from ratelimit_harness.harness.explorer.wire.resp import Framer, ProtocolError, decode
+from ratelimit_harness.harness.explorer.wire.steps import Command, Sorter
 from ratelimit_harness.harness.loopback import redis_on_loopback
 
 TIMEOUT = 10.0  # seconds release waits for Redis to answer a step, by default
@@ -107,7 +107,7 @@ class Held:
 
     @property
     def command(self) -> tuple[str, ...]:
-        """As the thread explorer logs one (``wire.plan``): the command's arguments, or a block
+        """As the thread explorer logs one (``intercept.plan``): the command's arguments, or a block
         as "MULTI", each queued command in one string, "EXEC"."""
         if len(self.commands) > 1:
             queued = (" ".join(map(text, command)) for command in self.commands[1:-1])

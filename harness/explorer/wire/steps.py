@@ -1,9 +1,9 @@
 """What one scheduling point is, seen as the bytes of one connection: the scheduling proxy's
-(``proxy``) counterpart of the thread explorer's ``wire.plan``.
+(``proxy``) counterpart of the thread explorer's ``intercept.plan``.
 
 ``Sorter.sort`` takes a connection's commands in the order the program sent them and says of
 each whether it is a point (held until the explorer lets it go) or passes (forwarded at once,
-or as soon as what was sent before it on the connection has gone). As in ``wire``:
+or as soon as what was sent before it on the connection has gone). As in ``intercept``:
 
 - an ordinary command is a point (Redis runs each atomically), and so is each command of a
   pipeline, one by one: several commands in one write are several points, in order;
@@ -24,8 +24,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ratelimit_harness.harness.explorer.resp import command_args
-from ratelimit_harness.harness.explorer.wire import SCRIPTS
+from ratelimit_harness.harness.explorer.wire.intercept import SCRIPTS
+from ratelimit_harness.harness.explorer.wire.resp import command_args
 
 # command, or "COMMAND SUBCOMMAND" -> why it is no scheduling point
 PASSES = {

@@ -15,7 +15,7 @@ from typing import Any
 import redis
 
 from ratelimit_harness.harness.errors import HarnessError
-from ratelimit_harness.harness.explorer.keys import text
+from ratelimit_harness.harness.explorer.server.keys import text
 from ratelimit_harness.harness.provision import RedisServer
 
 

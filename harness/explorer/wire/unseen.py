@@ -1,12 +1,12 @@
 """Commands that reached the server by a client the explorer cannot see: counted, never silent.
 
-The explorer schedules what passes through redis-py's and valkey-py's connections (``wire``). A
+The explorer schedules what passes through redis-py's and valkey-py's connections (``intercept``). A
 limiter that talks to Redis otherwise (RESP over a plain socket, a client library built on
 neither) sends commands no schedule chose, and a verdict on its runs would judge interleavings
 that never happened as if they covered it. So on a server the harness started, every command is
 logged in the server's own slow log (a threshold of 0 µs logs them all) with the address of the
 client that sent it: a run empties the log when it starts and reads it when it ends, and each
-entry whose client is none of the connections that went through the wire (``wire.addresses``)
+entry whose client is none of the connections that went through the wire (``intercept.addresses``)
 came unseen. The explorer's own commands and the limiter's on seen clients (scheduled, or from a
 thread of its own: those are in the trace as unscheduled) are all logged under seen clients, so
 the count is exactly what the others made the server run: each command, and each one queued in
@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 
 import redis
 
-from ratelimit_harness.harness.explorer import wire
-from ratelimit_harness.harness.explorer.keys import text
+from ratelimit_harness.harness.explorer.server.keys import text
+from ratelimit_harness.harness.explorer.wire import intercept
 from ratelimit_harness.harness.provision import RedisServer
 
 LOG_LENGTH = 100_000  # entries the log keeps: far more than one run sends
@@ -74,7 +74,7 @@ class Unseen:
 
     def __init__(self, admin: redis.Redis) -> None:
         self.admin = admin
-        wire.forget_closed()
+        intercept.forget_closed()
         start = admin.pipeline(transaction=False)
         start.config_set("slowlog-log-slower-than", 0)
         start.config_set("slowlog-max-len", LOG_LENGTH)
@@ -84,7 +84,7 @@ class Unseen:
     def count(self, also_seen: Iterable[str] = ()) -> Count:
         """The run is over: what reached the server unseen since it began (by clients other than
         the wire's and ``also_seen``'s addresses: a scheduling proxy's connections, say)."""
-        seen = sorted(wire.addresses() | set(also_seen))
+        seen = sorted(intercept.addresses() | set(also_seen))
         count, first = self.admin.eval(_COUNT, 0, SCRIPT_ENGINE, *seen)
         return Count(int(count), [_shown(text(command)) for command in first])
 

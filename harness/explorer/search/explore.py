@@ -36,18 +36,24 @@ from hypothesis.errors import Flaky, HypothesisException
 
 from ratelimit_harness.harness.checkers import Verdict, check
 from ratelimit_harness.harness.errors import described
-from ratelimit_harness.harness.explorer import bounded
-from ratelimit_harness.harness.explorer.actions import Action
-from ratelimit_harness.harness.explorer.faults import FAULTS, ClockSpread, labels
-from ratelimit_harness.harness.explorer.minimize import minimize
-from ratelimit_harness.harness.explorer.real_clock import OffClock
-from ratelimit_harness.harness.explorer.run import Run, RunResult, Setup, run_actions, scheduled
-from ratelimit_harness.harness.explorer.schedules import (
+from ratelimit_harness.harness.explorer.clocks.real import OffClock
+from ratelimit_harness.harness.explorer.schedule.actions import Action
+from ratelimit_harness.harness.explorer.schedule.faults import FAULTS, ClockSpread, labels
+from ratelimit_harness.harness.explorer.schedule.run import (
+    Run,
+    RunResult,
+    Setup,
+    run_actions,
+    scheduled,
+)
+from ratelimit_harness.harness.explorer.search import bounded
+from ratelimit_harness.harness.explorer.search.drawing import (
     Space,
     draw_actions,
     draw_opening,
     draw_swarm,
 )
+from ratelimit_harness.harness.explorer.search.minimize import minimize
 from ratelimit_harness.limiters import name_of
 
 # A find is re-run this many times before it counts: each must show it again. The schedule is
@@ -96,7 +102,7 @@ class Exploration:
     # run (counted only where ``setup.count_unseen``; see unseen), and the first few of them
     unseen: int = 0
     first_unseen: list[str] = field(default_factory=list)
-    # decisions whose now was off the schedule's time, over every schedule run (see real_clock)
+    # decisions whose now was off the schedule's time, over every schedule run (see clocks.real)
     off_clock: OffClock = field(default_factory=OffClock)
 
     @property

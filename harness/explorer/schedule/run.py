@@ -14,13 +14,11 @@ import redis
 from ratelimit_harness.harness.checkers import Verdict, check
 from ratelimit_harness.harness.decisions import decided
 from ratelimit_harness.harness.errors import described
-from ratelimit_harness.harness.explorer import wire, wire_asyncio
-from ratelimit_harness.harness.explorer.actions import Action, Advance, Step, Through
-from ratelimit_harness.harness.explorer.background import Background, adopting
-from ratelimit_harness.harness.explorer.clocks import InstanceClock, VirtualTime, patched
-from ratelimit_harness.harness.explorer.connections import CONNECTIONS
-from ratelimit_harness.harness.explorer.faults import STRIKES
-from ratelimit_harness.harness.explorer.instance import (
+from ratelimit_harness.harness.explorer.clocks.real import OffClock
+from ratelimit_harness.harness.explorer.clocks.virtual import InstanceClock, VirtualTime, patched
+from ratelimit_harness.harness.explorer.instances.background import Background, adopting
+from ratelimit_harness.harness.explorer.instances.process import POOL, ProcessInstance
+from ratelimit_harness.harness.explorer.instances.thread import (
     Checked,
     Died,
     Event,
@@ -29,11 +27,13 @@ from ratelimit_harness.harness.explorer.instance import (
     Pending,
     ours,
 )
-from ratelimit_harness.harness.explorer.keys import Expiry, ServerExpiry, text, touched
-from ratelimit_harness.harness.explorer.keyspace import Keyspace
-from ratelimit_harness.harness.explorer.process_instance import POOL, ProcessInstance
-from ratelimit_harness.harness.explorer.real_clock import OffClock
-from ratelimit_harness.harness.explorer.unseen import Count, Unseen
+from ratelimit_harness.harness.explorer.schedule.actions import Action, Advance, Step, Through
+from ratelimit_harness.harness.explorer.schedule.faults import STRIKES
+from ratelimit_harness.harness.explorer.server.keys import Expiry, ServerExpiry, text, touched
+from ratelimit_harness.harness.explorer.server.keyspace import Keyspace
+from ratelimit_harness.harness.explorer.wire import intercept, intercept_asyncio
+from ratelimit_harness.harness.explorer.wire.connections import CONNECTIONS
+from ratelimit_harness.harness.explorer.wire.unseen import Count, Unseen
 from ratelimit_harness.harness.history import Operation, Outcome, races
 from ratelimit_harness.harness.history.races import (
     COMMAND,
@@ -95,7 +95,7 @@ class RunResult:
     faults: frozenset[str] = frozenset()  # the nemesis' faults the run used (faults.FAULTS)
     # commands that reached the server by clients the explorer cannot see (None: not counted)
     unseen: Count | None = None
-    # decisions whose now was off the schedule's time (see real_clock); their now is dropped
+    # decisions whose now was off the schedule's time (see clocks.real); their now is dropped
     off_clock: OffClock = field(default_factory=OffClock)
 
 
@@ -137,7 +137,7 @@ class Run:
         self.unscheduled = 0
         self.off_clock = OffClock()
         self.faults: set[str] = set()
-        wire.unscheduled_to(self._unscheduled, self._thread_ended)
+        intercept.unscheduled_to(self._unscheduled, self._thread_ended)
         self.trace: list[races.Step] = []
         self.history: list[Operation] = []
         self.actions: list[Action] = []
@@ -158,7 +158,7 @@ class Run:
         return Instance(name, clock, build, self._log, self.background)
 
     def _program_key(self, number: int) -> tuple[str, str, str, int]:
-        """What the program of instance ``number`` was started as (see process_instance)."""
+        """What the program of instance ``number`` was started as (see instances.process)."""
         limiter = name_of(self.setup.limiter)
         return (limiter.removeprefix(EXEC), str(self.setup.policy), self.setup.url, number)
 
@@ -178,7 +178,7 @@ class Run:
 
     def _log(self, instance: Any, command: tuple[Any, ...], reply: Any, sent: float) -> None:
         """In an instance's thread, right after Redis answered one of its commands."""
-        with ours(), wire.aside():
+        with ours(), intercept.aside():
             keys = touched(command)
             self.expiry.after(keys, self.time.now, sent)
             slot = self._named.get(instance.name)  # an instance's, not one of its actors'
@@ -414,8 +414,8 @@ class Run:
         for in_thread in in_threads:
             _close(in_thread)
         for client in self.clients:
-            wire.retire(client)
-        wire.unscheduled_to(None, None)  # what the limiter's threads do now is not this run's
+            intercept.retire(client)
+        intercept.unscheduled_to(None, None)  # what the limiter's threads do now is not this run's
         ttls = self.keyspace.ours(self.expiry.snapshot(self.time.now))
         expired = self.keyspace.close(ttls)  # by real time: counted only where time is real
         void = f"the server expired {expired} key(s) by real time" if expired else ""
@@ -482,14 +482,14 @@ def _close(instance: Instance | ProcessInstance) -> None:
     if client is not None:
         client.close()
     if isinstance(limiter, PluginLimiter) and not instance.gone:
-        limiter.close(last=wire_asyncio.disconnect_on)
+        limiter.close(last=intercept_asyncio.disconnect_on)
 
 
 @contextlib.contextmanager
 def scheduled() -> Iterator[None]:
     """What runs need around them: virtual clocks in the instances' threads, and every
     command a limiter sends caught at its connection."""
-    with patched(), wire.intercepted(*wire_asyncio.tables()), adopting():
+    with patched(), intercept.intercepted(*intercept_asyncio.tables()), adopting():
         try:
             yield
         finally:
