@@ -1,5 +1,5 @@
-"""A block's excuse (``harness/checkers/block.py``) against a brute-force oracle, on small random
-histories of one key's rejections and unknown operations.
+"""A block's excuse (``harness/checkers/policies/block.py``) against a brute-force oracle, on
+small random histories of one key's rejections and unknown operations.
 
 The oracle is the promise (``block=B``), tried placement by placement: each rejection, and each
 unknown operation that may have been one (or may not have been refused at all), at an instant of
@@ -20,8 +20,8 @@ from itertools import product
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ratelimit_harness.harness.checkers.block import unblocked
-from ratelimit_harness.harness.checkers.placement import Findings
+from ratelimit_harness.harness.checkers.placement.search import Findings
+from ratelimit_harness.harness.checkers.policies.block import unblocked
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.verdict import Witness
 

@@ -67,8 +67,8 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from ratelimit_harness.harness.checkers import check
-from ratelimit_harness.harness.checkers.edges import EDGE
-from ratelimit_harness.harness.checkers.timeline import bucket_params, window_params
+from ratelimit_harness.harness.checkers.shared.edges import EDGE
+from ratelimit_harness.harness.checkers.view.timeline import bucket_params, window_params
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.limiters import Policy
 from ratelimit_harness.limiters.policy import FIRST_ANCHORED, KINDS

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ratelimit_harness.harness.checkers import check
-from ratelimit_harness.harness.checkers.edges import EDGE
+from ratelimit_harness.harness.checkers.shared.edges import EDGE
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.limiters import Policy
 from ratelimit_harness.limiters.reference import Reference

@@ -22,15 +22,18 @@ import numpy as np
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
-from ratelimit_harness.harness.checkers import check, fixed_window, streamed_fixed, streaming
-from ratelimit_harness.harness.checkers.busy import Streamed
-from ratelimit_harness.harness.checkers.edges import EDGE, least_apart
+from ratelimit_harness.harness.checkers import check
 from ratelimit_harness.harness.checkers.partitions import check_file
-from ratelimit_harness.harness.checkers.placement import greedy_drops_none
-from ratelimit_harness.harness.checkers.rules import SlidingWindow, TokenBucket
-from ratelimit_harness.harness.checkers.streamed_identity import IdentityStream
-from ratelimit_harness.harness.checkers.streaming import NotStreamable
-from ratelimit_harness.harness.checkers.timeline import bucket_params, window_params
+from ratelimit_harness.harness.checkers.placement.rules import SlidingWindow, TokenBucket
+from ratelimit_harness.harness.checkers.placement.search import greedy_drops_none
+from ratelimit_harness.harness.checkers.policies import fixed_window
+from ratelimit_harness.harness.checkers.shared.edges import EDGE, least_apart
+from ratelimit_harness.harness.checkers.stream import common as streaming
+from ratelimit_harness.harness.checkers.stream import fixed as streamed_fixed
+from ratelimit_harness.harness.checkers.stream.busy import Streamed
+from ratelimit_harness.harness.checkers.stream.common import NotStreamable
+from ratelimit_harness.harness.checkers.stream.identity import IdentityStream
+from ratelimit_harness.harness.checkers.view.timeline import bucket_params, window_params
 from ratelimit_harness.harness.history import Operation, Outcome, write_history
 from ratelimit_harness.limiters import Policy
 

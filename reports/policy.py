@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ratelimit_harness.harness.checkers.allowance import Allowance, per_span
+from ratelimit_harness.harness.checkers.shared.allowance import Allowance, per_span
 from ratelimit_harness.limiters.policy import Policy, PolicyError
 
 __all__ = ["Allowance", "allowance", "parse"]

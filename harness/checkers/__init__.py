@@ -16,7 +16,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
-from ratelimit_harness.harness.checkers import (
+from ratelimit_harness.harness.checkers.compose.joined import budget_findings
+from ratelimit_harness.harness.checkers.compose.refunds import StandIns
+from ratelimit_harness.harness.checkers.compose.state import collisions, excess_ttls, immortal_keys
+from ratelimit_harness.harness.checkers.compose.table import OVER, WRONG, Evidence, Part, each_key
+from ratelimit_harness.harness.checkers.figures.metrics import describe
+from ratelimit_harness.harness.checkers.placement.search import Findings
+from ratelimit_harness.harness.checkers.policies import (
     first_window,
     fixed_window,
     leaky_bucket,
@@ -24,13 +30,7 @@ from ratelimit_harness.harness.checkers import (
     sliding_window,
     token_bucket,
 )
-from ratelimit_harness.harness.checkers.columns import Columns
-from ratelimit_harness.harness.checkers.joined import budget_findings
-from ratelimit_harness.harness.checkers.metrics import describe
-from ratelimit_harness.harness.checkers.parts import OVER, WRONG, Evidence, Part, each_key
-from ratelimit_harness.harness.checkers.placement import Findings
-from ratelimit_harness.harness.checkers.refunds import StandIns
-from ratelimit_harness.harness.checkers.state import collisions, excess_ttls, immortal_keys
+from ratelimit_harness.harness.checkers.view.columns import Columns
 from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.harness.history.verdict import Verdict, Violation, Witness
 from ratelimit_harness.limiters.policy import FIRST_ANCHORED, Policy, PolicyError

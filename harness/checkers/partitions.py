@@ -16,7 +16,7 @@ file is read in two stages:
 
 Memory holds one part per worker, whatever the file's length: a part is about ``PART_BYTES`` of
 the file. A key's operations are never split, so one key larger than a part (a *busy* one) is
-judged as a stream where the policy allows (``busy``, ``streamed_identity``), holding a few
+judged as a stream where the policy allows (``busy``, ``stream.identity``), holding a few
 windows of it; else it is held whole. That is the bound: O(twice
 ``PART_BYTES``, and a few windows of each busy key streamed), per worker; a busy key held whole
 adds its operations.
@@ -57,14 +57,14 @@ import numpy as np
 import numpy.typing as npt
 
 from ratelimit_harness.harness.checkers import check, judge
-from ratelimit_harness.harness.checkers.busy import Streamed
-from ratelimit_harness.harness.checkers.latency_files import LatencyFile
-from ratelimit_harness.harness.checkers.metrics import PERCENTILES, latencies, nearest_rank
-from ratelimit_harness.harness.checkers.parts import OVER, WRONG
-from ratelimit_harness.harness.checkers.sliding_counter import disagreement
-from ratelimit_harness.harness.checkers.state import collision_witnesses
-from ratelimit_harness.harness.checkers.streamed_identity import not_streamable, streamable
-from ratelimit_harness.harness.checkers.streaming import Found, NotStreamable
+from ratelimit_harness.harness.checkers.compose.state import collision_witnesses
+from ratelimit_harness.harness.checkers.compose.table import OVER, WRONG
+from ratelimit_harness.harness.checkers.figures.latency_files import LatencyFile
+from ratelimit_harness.harness.checkers.figures.metrics import PERCENTILES, latencies, nearest_rank
+from ratelimit_harness.harness.checkers.policies.sliding_counter import disagreement
+from ratelimit_harness.harness.checkers.stream.busy import Streamed
+from ratelimit_harness.harness.checkers.stream.common import Found, NotStreamable
+from ratelimit_harness.harness.checkers.stream.identity import not_streamable, streamable
 from ratelimit_harness.harness.errors import EnvironmentFailure
 from ratelimit_harness.harness.history import HistoryError, Operation, read_history
 from ratelimit_harness.harness.history.jsonl import operations_of_lines
@@ -490,7 +490,7 @@ def _judged_part(job: _Job, part: int) -> list[_Part]:
 def _busy(job: _Job, part: int) -> tuple[dict[str, Streamed], dict[str, str]]:
     """The *busy* identities of a part: each larger than a part alone (more than
     ``part_bytes`` of the file). Each to be judged as a stream, where the policy can be
-    (``streamed_identity``) and what is judged beside the history reads only admissions; else
+    (``stream.identity``) and what is judged beside the history reads only admissions; else
     (where they are asked for: ``tell_held``) each held whole, and why. Looked for only in a
     part of twice ``part_bytes`` or more: one that holds such an identity."""
     why = not_streamable(job.policy) if not streamable(job.policy) else None

@@ -47,8 +47,8 @@ from pathlib import Path
 from typing import Any
 
 from ratelimit_harness.harness.checkers import check
-from ratelimit_harness.harness.checkers.allowance import allowance, per_span
-from ratelimit_harness.harness.checkers.timeline import decided_by
+from ratelimit_harness.harness.checkers.shared.allowance import allowance, per_span
+from ratelimit_harness.harness.checkers.view.timeline import decided_by
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.errors import InvalidRecord
 from ratelimit_harness.harness.history.journal import Completed, GivenBack, event_from_record

@@ -27,6 +27,14 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("schedule",),
         ("search",),
     ),
+    "checkers": (
+        ("view",),
+        ("shared", "figures"),
+        ("placement",),
+        ("policies",),
+        ("compose",),
+        ("stream",),
+    ),
 }
 TOP = len(max(LAYERS.values(), key=len))  # the layer of a stage's own top-level modules
 

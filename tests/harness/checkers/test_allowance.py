@@ -4,7 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ratelimit_harness.harness.checkers.allowance import allowance
+from ratelimit_harness.harness.checkers.shared.allowance import allowance
 from ratelimit_harness.limiters import Policy
 
 FIXED = "fixed-window:limit=5,window=2"

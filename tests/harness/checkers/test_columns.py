@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 
-from ratelimit_harness.harness.checkers.columns import OUTCOMES, Columns
-from ratelimit_harness.harness.checkers.timeline import by_key
+from ratelimit_harness.harness.checkers.view.columns import OUTCOMES, Columns
+from ratelimit_harness.harness.checkers.view.timeline import by_key
 from tests.harness.checkers.factory import op
 
 

@@ -7,9 +7,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ratelimit_harness.harness.checkers import latency_files
-from ratelimit_harness.harness.checkers.latency_files import LatencyFile
-from ratelimit_harness.harness.checkers.metrics import PERCENTILES, InMemory, nearest_rank
+from ratelimit_harness.harness.checkers.figures import latency_files
+from ratelimit_harness.harness.checkers.figures.latency_files import LatencyFile
+from ratelimit_harness.harness.checkers.figures.metrics import PERCENTILES, InMemory, nearest_rank
 
 
 @pytest.mark.parametrize("sample_every", [1, 3, 4096])

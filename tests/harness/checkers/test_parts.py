@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from ratelimit_harness.harness.checkers import PARTS, Part, check
-from ratelimit_harness.harness.checkers.parts import Evidence
-from ratelimit_harness.harness.checkers.placement import Findings
+from ratelimit_harness.harness.checkers.compose.table import Evidence
+from ratelimit_harness.harness.checkers.placement.search import Findings
 from ratelimit_harness.harness.history.verdict import Verdict, Witness
 from ratelimit_harness.limiters.policy import KINDS, Policy
 from tests.harness.checkers.factory import points

@@ -7,11 +7,13 @@ import random
 
 import pytest
 
-from ratelimit_harness.harness.checkers import check, streamed_fixed, streaming
-from ratelimit_harness.harness.checkers.streamed_fixed import FixedWindowOver
-from ratelimit_harness.harness.checkers.streamed_identity import IdentityStream
-from ratelimit_harness.harness.checkers.streamed_rejections import FixedRoom
-from ratelimit_harness.harness.checkers.streaming import NotStreamable
+from ratelimit_harness.harness.checkers import check
+from ratelimit_harness.harness.checkers.stream import common as streaming
+from ratelimit_harness.harness.checkers.stream import fixed as streamed_fixed
+from ratelimit_harness.harness.checkers.stream.common import NotStreamable
+from ratelimit_harness.harness.checkers.stream.fixed import FixedWindowOver
+from ratelimit_harness.harness.checkers.stream.identity import IdentityStream
+from ratelimit_harness.harness.checkers.stream.rejections import FixedRoom
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.limiters import Policy
 from tests.harness.checkers.factory import op

@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 
 from ratelimit_harness.harness.checkers import partitions
-from ratelimit_harness.harness.checkers.busy import Streamed
-from ratelimit_harness.harness.checkers.streaming import Found
+from ratelimit_harness.harness.checkers.stream.busy import Streamed
+from ratelimit_harness.harness.checkers.stream.common import Found
 from ratelimit_harness.harness.errors import OutputError
 from ratelimit_harness.harness.history import Outcome, merge
 from ratelimit_harness.harness.load import fault_effects, journals

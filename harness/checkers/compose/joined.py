@@ -15,11 +15,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ratelimit_harness.harness.checkers import first_window
-from ratelimit_harness.harness.checkers.block import unblocked
-from ratelimit_harness.harness.checkers.parts import OVER, WRONG, Evidence, Part
-from ratelimit_harness.harness.checkers.placement import Findings
-from ratelimit_harness.harness.checkers.units import (
+from ratelimit_harness.harness.checkers.compose.table import OVER, WRONG, Evidence, Part
+from ratelimit_harness.harness.checkers.placement.search import Findings
+from ratelimit_harness.harness.checkers.policies import first_window
+from ratelimit_harness.harness.checkers.policies.block import unblocked
+from ratelimit_harness.harness.checkers.shared.units import (
     as_units,
     distinct,
     single_instants,

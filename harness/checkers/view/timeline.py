@@ -8,7 +8,13 @@ from functools import cached_property
 
 import numpy as np
 
-from ratelimit_harness.harness.checkers.columns import ALLOWED, REJECTED, UNKNOWN, Columns, Indexes
+from ratelimit_harness.harness.checkers.view.columns import (
+    ALLOWED,
+    REJECTED,
+    UNKNOWN,
+    Columns,
+    Indexes,
+)
 from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.limiters.policy import Policy, PolicyError
 

@@ -6,12 +6,12 @@ that can fall in the closed [t - window - EDGE, t] before its instant t."""
 
 from __future__ import annotations
 
-from ratelimit_harness.harness.checkers.counting import Placeable
-from ratelimit_harness.harness.checkers.edges import EDGE, least_apart
-from ratelimit_harness.harness.checkers.placement import Findings, check_placement
-from ratelimit_harness.harness.checkers.rejections import instants, wrongful
-from ratelimit_harness.harness.checkers.rules import SlidingWindow
-from ratelimit_harness.harness.checkers.timeline import Timeline, decided_by, window_params
+from ratelimit_harness.harness.checkers.placement.rules import SlidingWindow
+from ratelimit_harness.harness.checkers.placement.search import Findings, check_placement
+from ratelimit_harness.harness.checkers.shared.counting import Placeable
+from ratelimit_harness.harness.checkers.shared.edges import EDGE, least_apart
+from ratelimit_harness.harness.checkers.shared.rejections import instants, wrongful
+from ratelimit_harness.harness.checkers.view.timeline import Timeline, decided_by, window_params
 from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.harness.history.verdict import Witness
 from ratelimit_harness.limiters.policy import Policy

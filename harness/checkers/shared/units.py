@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 
-from ratelimit_harness.harness.checkers.timeline import decided_by
+from ratelimit_harness.harness.checkers.view.timeline import decided_by
 from ratelimit_harness.harness.history import Operation, Outcome
 
 COUNTED = (Outcome.ALLOWED, Outcome.UNKNOWN)  # the outcomes that may have used the budget

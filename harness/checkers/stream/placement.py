@@ -1,5 +1,5 @@
 """Over-admission where a placement decides it (``placement``), judged as a stream
-(``streaming``): the first step of ``check_placement``, earliest deadline first forwards, each
+(``common``): the first step of ``check_placement``, earliest deadline first forwards, each
 admission at the earliest instant the rule allows, run as the admissions come, in order of
 invoke.
 
@@ -14,9 +14,9 @@ from __future__ import annotations
 import heapq
 import math
 
-from ratelimit_harness.harness.checkers.placement import SLACK
-from ratelimit_harness.harness.checkers.rules import Rule
-from ratelimit_harness.harness.checkers.streaming import NotStreamable
+from ratelimit_harness.harness.checkers.placement.rules import Rule
+from ratelimit_harness.harness.checkers.placement.search import SLACK
+from ratelimit_harness.harness.checkers.stream.common import NotStreamable
 from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.harness.history.verdict import Witness
 

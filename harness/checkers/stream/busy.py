@@ -22,12 +22,12 @@ from operator import itemgetter
 
 import numpy as np
 
-from ratelimit_harness.harness.checkers.columns import Floats
-from ratelimit_harness.harness.checkers.latency_files import LatencyFile
-from ratelimit_harness.harness.checkers.sliding_counter import ExactLog, midpoint
-from ratelimit_harness.harness.checkers.streamed_identity import IdentityStream
-from ratelimit_harness.harness.checkers.streaming import Found, NotStreamable
-from ratelimit_harness.harness.checkers.timeline import window_params
+from ratelimit_harness.harness.checkers.figures.latency_files import LatencyFile
+from ratelimit_harness.harness.checkers.policies.sliding_counter import ExactLog, midpoint
+from ratelimit_harness.harness.checkers.stream.common import Found, NotStreamable
+from ratelimit_harness.harness.checkers.stream.identity import IdentityStream
+from ratelimit_harness.harness.checkers.view.columns import Floats
+from ratelimit_harness.harness.checkers.view.timeline import window_params
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.limiters.policy import Policy
 

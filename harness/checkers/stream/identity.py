@@ -7,13 +7,13 @@ and ``property_tests/test_streamed_identity.py`` hold it to the checkers). It ke
 later operation can still change: O(the operations of a few windows, and those in flight),
 whatever the history's length.
 
-- aligned fixed windows: over-admission by ``streamed_fixed``, wrongful rejection by
-  ``streamed_rejections``;
+- aligned fixed windows: over-admission by ``fixed``, wrongful rejection by
+  ``rejections``;
 - the sliding counter: over-admission as aligned fixed windows', wrongful rejection by
-  ``streamed_rejections``;
-- a sliding window, a token bucket and GCRA: over-admission by ``streamed_placement`` (which
-  gives up where one may be found), wrongful rejection by ``streamed_rejections`` (a bucket's
-  room by ``streamed_bucket``).
+  ``rejections``;
+- a sliding window, a token bucket and GCRA: over-admission by ``placement`` (which
+  gives up where one may be found), wrongful rejection by ``rejections`` (a bucket's
+  room by ``bucket``).
 
 Some histories need the whole identity, and ``NotStreamable`` says why: another policy (a leaky
 bucket, windows started by admissions, a block, attempts counted, a composite), a weighted
@@ -28,21 +28,21 @@ import math
 import operator
 from collections.abc import Callable, Collection, Sequence
 
-from ratelimit_harness.harness.checkers.edges import least_apart
-from ratelimit_harness.harness.checkers.parts import OVER, WRONG
-from ratelimit_harness.harness.checkers.rules import SlidingWindow, TokenBucket
-from ratelimit_harness.harness.checkers.streamed_bucket import BucketRoom
-from ratelimit_harness.harness.checkers.streamed_fixed import FixedWindowOver
-from ratelimit_harness.harness.checkers.streamed_placement import PlacedOver
-from ratelimit_harness.harness.checkers.streamed_rejections import (
+from ratelimit_harness.harness.checkers.compose.table import OVER, WRONG
+from ratelimit_harness.harness.checkers.placement.rules import SlidingWindow, TokenBucket
+from ratelimit_harness.harness.checkers.shared.edges import least_apart
+from ratelimit_harness.harness.checkers.stream.bucket import BucketRoom
+from ratelimit_harness.harness.checkers.stream.common import Found, NotStreamable
+from ratelimit_harness.harness.checkers.stream.fixed import FixedWindowOver
+from ratelimit_harness.harness.checkers.stream.placement import PlacedOver
+from ratelimit_harness.harness.checkers.stream.rejections import (
     CounterRoom,
     FixedRoom,
     Rejections,
     Room,
     SlidingRoom,
 )
-from ratelimit_harness.harness.checkers.streaming import Found, NotStreamable
-from ratelimit_harness.harness.checkers.timeline import bucket_params, window_params
+from ratelimit_harness.harness.checkers.view.timeline import bucket_params, window_params
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.limiters.policy import Policy
 

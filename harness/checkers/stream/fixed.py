@@ -1,4 +1,4 @@
-"""Over-admission of aligned fixed windows, judged as a stream (``streaming``): the matching
+"""Over-admission of aligned fixed windows, judged as a stream (``common``): the matching
 of ``fixed_window`` (each admission given a window it touches, earliest deadline first), run as
 the admissions come, in order of invoke.
 
@@ -16,9 +16,9 @@ import heapq
 import math
 from collections.abc import Callable
 
-from ratelimit_harness.harness.checkers.edges import EDGE, windows_touched
-from ratelimit_harness.harness.checkers.fixed_window import ANY_SIDE, run_witness
-from ratelimit_harness.harness.checkers.streaming import NotStreamable
+from ratelimit_harness.harness.checkers.policies.fixed_window import ANY_SIDE, run_witness
+from ratelimit_harness.harness.checkers.shared.edges import EDGE, windows_touched
+from ratelimit_harness.harness.checkers.stream.common import NotStreamable
 from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.harness.history.verdict import MAX_WITNESSES, Witness
 

@@ -12,9 +12,9 @@ from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
-from ratelimit_harness.harness.checkers.columns import Columns
-from ratelimit_harness.harness.checkers.placement import Findings
-from ratelimit_harness.harness.checkers.timeline import Timeline, by_key
+from ratelimit_harness.harness.checkers.placement.search import Findings
+from ratelimit_harness.harness.checkers.view.columns import Columns
+from ratelimit_harness.harness.checkers.view.timeline import Timeline, by_key
 from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.harness.history.verdict import Witness
 from ratelimit_harness.limiters.policy import Policy

@@ -1,4 +1,4 @@
-"""A token bucket's wrongful rejections judged as a stream (``streamed_rejections``), as
+"""A token bucket's wrongful rejections judged as a stream (``rejections``), as
 ``token_bucket.wrongful_rejections`` judges them all at once.
 
 There, a rejection at t is wrongful when P(t) - rate * t + max over s <= t of (rate * s - Q(s))
@@ -18,9 +18,9 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ratelimit_harness.harness.checkers.columns import Floats
-from ratelimit_harness.harness.checkers.streamed_rejections import Placed, Right
-from ratelimit_harness.harness.checkers.timeline import decided_by
+from ratelimit_harness.harness.checkers.stream.rejections import Placed, Right
+from ratelimit_harness.harness.checkers.view.columns import Floats
+from ratelimit_harness.harness.checkers.view.timeline import decided_by
 from ratelimit_harness.harness.history import Operation
 
 

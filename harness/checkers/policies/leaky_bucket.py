@@ -21,12 +21,17 @@ from bisect import bisect_right
 
 import numpy as np
 
-from ratelimit_harness.harness.checkers import token_bucket
-from ratelimit_harness.harness.checkers.columns import UNKNOWN
-from ratelimit_harness.harness.checkers.counting import Counts, Instants
-from ratelimit_harness.harness.checkers.placement import SLACK, Findings
-from ratelimit_harness.harness.checkers.rejections import instants, wrongful
-from ratelimit_harness.harness.checkers.timeline import Timeline, bucket_params, decided_by, end
+from ratelimit_harness.harness.checkers.placement.search import SLACK, Findings
+from ratelimit_harness.harness.checkers.policies import token_bucket
+from ratelimit_harness.harness.checkers.shared.counting import Counts, Instants
+from ratelimit_harness.harness.checkers.shared.rejections import instants, wrongful
+from ratelimit_harness.harness.checkers.view.columns import UNKNOWN
+from ratelimit_harness.harness.checkers.view.timeline import (
+    Timeline,
+    bucket_params,
+    decided_by,
+    end,
+)
 from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.harness.history.verdict import Witness
 from ratelimit_harness.limiters.policy import Policy

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ratelimit_harness.harness.checkers.columns import Floats
+from ratelimit_harness.harness.checkers.view.columns import Floats
 
 SAMPLE_EVERY = 4096  # values a block: 32 KB read to count
 

@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from ratelimit_harness.harness.checkers import fixed_window
-from ratelimit_harness.harness.checkers.columns import ALLOWED, REJECTED, Columns
-from ratelimit_harness.harness.checkers.counting import Placeable
-from ratelimit_harness.harness.checkers.rejections import instants, wrongful
-from ratelimit_harness.harness.checkers.timeline import Timeline, decided_by, window_params
+from ratelimit_harness.harness.checkers.policies import fixed_window
+from ratelimit_harness.harness.checkers.shared.counting import Placeable
+from ratelimit_harness.harness.checkers.shared.rejections import instants, wrongful
+from ratelimit_harness.harness.checkers.view.columns import ALLOWED, REJECTED, Columns
+from ratelimit_harness.harness.checkers.view.timeline import Timeline, decided_by, window_params
 from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.harness.history.verdict import Witness
 from ratelimit_harness.limiters.policy import Policy

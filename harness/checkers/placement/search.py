@@ -30,9 +30,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ratelimit_harness.harness.checkers.columns import Floats as Instants
-from ratelimit_harness.harness.checkers.rules import Rule, RuleState, Tracker
-from ratelimit_harness.harness.checkers.timeline import Timeline
+from ratelimit_harness.harness.checkers.placement.rules import Rule, RuleState, Tracker
+from ratelimit_harness.harness.checkers.view.columns import Floats as Instants
+from ratelimit_harness.harness.checkers.view.timeline import Timeline
 from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.harness.history.verdict import Witness
 

@@ -27,11 +27,16 @@ from collections.abc import Callable
 
 import numpy as np
 
-from ratelimit_harness.harness.checkers.counting import Instants, Placeable
-from ratelimit_harness.harness.checkers.edges import EDGE, windows_touched
-from ratelimit_harness.harness.checkers.placement import Findings
-from ratelimit_harness.harness.checkers.rejections import instants, wrongful
-from ratelimit_harness.harness.checkers.timeline import Timeline, decided_by, end, window_params
+from ratelimit_harness.harness.checkers.placement.search import Findings
+from ratelimit_harness.harness.checkers.shared.counting import Instants, Placeable
+from ratelimit_harness.harness.checkers.shared.edges import EDGE, windows_touched
+from ratelimit_harness.harness.checkers.shared.rejections import instants, wrongful
+from ratelimit_harness.harness.checkers.view.timeline import (
+    Timeline,
+    decided_by,
+    end,
+    window_params,
+)
 from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.harness.history.verdict import Witness
 from ratelimit_harness.limiters.policy import Policy

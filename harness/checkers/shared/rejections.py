@@ -9,9 +9,9 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ratelimit_harness.harness.checkers.counting import Instants
-from ratelimit_harness.harness.checkers.timeline import Timeline, decided_by
-from ratelimit_harness.harness.checkers.units import distinct
+from ratelimit_harness.harness.checkers.shared.counting import Instants
+from ratelimit_harness.harness.checkers.shared.units import distinct
+from ratelimit_harness.harness.checkers.view.timeline import Timeline, decided_by
 from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.harness.history.verdict import Witness
 

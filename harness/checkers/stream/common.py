@@ -3,7 +3,7 @@ must be judged whole instead, the shape of what a stream found, and instants kep
 that are let go of once no later question can ask about them.
 
 A *stream* takes one identity's operations a batch at a time, in order of invoke, and keeps only
-what a later operation can still change (``streamed_identity``). Each kind keeps its count and its
+what a later operation can still change (``identity``). Each kind keeps its count and its
 first ``MAX_WITNESSES`` witnesses (the verdict lists no more).
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import numpy as np
 
-from ratelimit_harness.harness.checkers.columns import Floats
+from ratelimit_harness.harness.checkers.view.columns import Floats
 from ratelimit_harness.harness.history.verdict import Witness
 
 FORGET_AT = 1024  # instants let go of at once, at the least

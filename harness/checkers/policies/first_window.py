@@ -42,18 +42,23 @@ from itertools import combinations
 
 import numpy as np
 
-from ratelimit_harness.harness.checkers import sliding_window
-from ratelimit_harness.harness.checkers.columns import Indexes
-from ratelimit_harness.harness.checkers.edges import least_apart
-from ratelimit_harness.harness.checkers.placement import (
+from ratelimit_harness.harness.checkers.placement.rules import FirstWindows
+from ratelimit_harness.harness.checkers.placement.search import (
     SLACK,
     Findings,
     greedy,
     greedy_drops_none,
     hall_witnesses,
 )
-from ratelimit_harness.harness.checkers.rules import FirstWindows
-from ratelimit_harness.harness.checkers.timeline import Timeline, decided_by, end, window_params
+from ratelimit_harness.harness.checkers.policies import sliding_window
+from ratelimit_harness.harness.checkers.shared.edges import least_apart
+from ratelimit_harness.harness.checkers.view.columns import Indexes
+from ratelimit_harness.harness.checkers.view.timeline import (
+    Timeline,
+    decided_by,
+    end,
+    window_params,
+)
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.verdict import Witness
 from ratelimit_harness.limiters.policy import Policy

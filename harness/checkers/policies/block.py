@@ -26,9 +26,9 @@ import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 
-from ratelimit_harness.harness.checkers.edges import EDGE
-from ratelimit_harness.harness.checkers.placement import Findings
-from ratelimit_harness.harness.checkers.timeline import decided_by, end
+from ratelimit_harness.harness.checkers.placement.search import Findings
+from ratelimit_harness.harness.checkers.shared.edges import EDGE
+from ratelimit_harness.harness.checkers.view.timeline import decided_by, end
 from ratelimit_harness.harness.history import Operation, Outcome
 
 MAYBE_STARTERS = (Outcome.REJECTED, Outcome.UNKNOWN)  # what may have started a block

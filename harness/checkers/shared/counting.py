@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from ratelimit_harness.harness.checkers.timeline import Timeline
+from ratelimit_harness.harness.checkers.view.timeline import Timeline
 
 Instants = npt.NDArray[np.float64]
 Counts = npt.NDArray[np.int64]

@@ -1,4 +1,4 @@
-"""Wrongful rejection judged as a stream (``streaming``), as the checkers judge it all at once:
+"""Wrongful rejection judged as a stream (``common``), as the checkers judge it all at once:
 a rejection is wrongful when, wherever it and the others fall, the admitted and unknown
 operations that can count against it leave room for one more.
 
@@ -10,7 +10,7 @@ may have happened at. What each policy counts, and keeps to count it, is its ``R
 - aligned fixed windows (``FixedRoom``), a sliding window (``SlidingRoom``) and the sliding
   counter (``CounterRoom``) keep the admitted and unknown operations invoked or completed within
   a window (two, for the counter) of the earliest rejection not yet judged;
-- a token bucket (``streamed_bucket.BucketRoom``) keeps those invoked or completed since then,
+- a token bucket (``bucket.BucketRoom``) keeps those invoked or completed since then,
   and, of all before, how many there were and the bucket's fullest state.
 """
 
@@ -24,11 +24,11 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ratelimit_harness.harness.checkers.columns import Floats
-from ratelimit_harness.harness.checkers.edges import EDGE, windows_touched
-from ratelimit_harness.harness.checkers.rejections import accused, room_left
-from ratelimit_harness.harness.checkers.streaming import Instants
-from ratelimit_harness.harness.checkers.timeline import decided_by
+from ratelimit_harness.harness.checkers.shared.edges import EDGE, windows_touched
+from ratelimit_harness.harness.checkers.shared.rejections import accused, room_left
+from ratelimit_harness.harness.checkers.stream.common import Instants
+from ratelimit_harness.harness.checkers.view.columns import Floats
+from ratelimit_harness.harness.checkers.view.timeline import decided_by
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.verdict import MAX_WITNESSES, Witness
 

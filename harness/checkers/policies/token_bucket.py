@@ -9,10 +9,10 @@ from bisect import bisect_left, bisect_right
 
 import numpy as np
 
-from ratelimit_harness.harness.checkers.placement import Findings, check_placement
-from ratelimit_harness.harness.checkers.rejections import wrongful
-from ratelimit_harness.harness.checkers.rules import TokenBucket
-from ratelimit_harness.harness.checkers.timeline import Timeline, bucket_params, decided_by
+from ratelimit_harness.harness.checkers.placement.rules import TokenBucket
+from ratelimit_harness.harness.checkers.placement.search import Findings, check_placement
+from ratelimit_harness.harness.checkers.shared.rejections import wrongful
+from ratelimit_harness.harness.checkers.view.timeline import Timeline, bucket_params, decided_by
 from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.harness.history.verdict import Witness
 from ratelimit_harness.limiters.policy import Policy
@@ -35,7 +35,7 @@ def wrongful_rejections(line: Timeline, policy: Policy) -> list[Witness]:
     Exact, with no slack: a bucket refilled to exactly one token at the rejection's instant
     accuses it. Times are taken from the identity's first invoke, so that the differences of
     epoch seconds are exact and rate * t keeps every digit it can (and a stream, which knows
-    that instant first, reckons alike: ``streamed_bucket``)."""
+    that instant first, reckons alike: ``stream.bucket``)."""
     capacity, rate = bucket_params(policy)
     if not line.rejected_at.size:
         return []

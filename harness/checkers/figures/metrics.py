@@ -9,7 +9,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from ratelimit_harness.harness.checkers.columns import OUTCOMES, Columns, Floats
+from ratelimit_harness.harness.checkers.view.columns import OUTCOMES, Columns, Floats
 
 PERCENTILES = (50, 90, 99, 99.9)
 

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass
 from typing import Protocol
 
-from ratelimit_harness.harness.checkers.edges import EDGE, least_apart
+from ratelimit_harness.harness.checkers.shared.edges import EDGE, least_apart
 
 
 class Rule(Protocol):

@@ -1,0 +1,6 @@
+"""Rules every checker shares: the edge rule (``edges``), what can fall in a span
+(``counting``), weighted requests as units (``units``), the shape of a wrongful rejection
+(``rejections``), and what a policy allows over a span (``allowance``).
+
+May import: ``view``.
+"""
