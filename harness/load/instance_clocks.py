@@ -18,9 +18,38 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ratelimit_harness.harness.load import ENV
-from ratelimit_harness.harness.provision.virtual_time import library, on_clock_file
+from ratelimit_harness.harness.provision.base import Unavailable
 
 CLOCK_FILE = f"{ENV}CLOCK_FILE"  # set in an instance's environment when it runs on its own clock
+# where Debian's libfaketime package puts the library, if the wheel is not installed
+SYSTEM_LIBRARY = Path("/usr/lib/x86_64-linux-gnu/faketime/libfaketime.so.1")
+
+
+def library() -> Path:
+    """The libfaketime shared object: the ``libfaketime`` wheel's, else Debian's."""
+    try:
+        import libfaketime
+    except ImportError:
+        pass
+    else:
+        found = sorted(Path(libfaketime.__file__).parent.glob("vendor/**/libfaketime.so.1"))
+        if found:
+            return found[0]
+    if SYSTEM_LIBRARY.exists():
+        return SYSTEM_LIBRARY
+    raise Unavailable("libfaketime not found (pip install libfaketime, or apt libfaketime)")
+
+
+def on_offset_file(path: Path) -> dict[str, str]:
+    """What puts a process on the offset in ``path`` (libfaketime's ``+S`` format), as its
+    environment's additions; its monotonic clocks stay real, so its timers run."""
+    return {
+        "LD_PRELOAD": str(library()),
+        "FAKETIME_TIMESTAMP_FILE": str(path),
+        "FAKETIME_NO_CACHE": "1",
+        "DONT_FAKE_MONOTONIC": "1",
+        "TZ": "UTC",
+    }
 
 
 class InstanceClocks:
@@ -35,7 +64,7 @@ class InstanceClocks:
         path = self.folder / f"{name}.offset"
         if not path.exists():
             path.write_text("+0\n")
-        return on_clock_file(path, [library()]) | {CLOCK_FILE: str(path)}
+        return on_offset_file(path) | {CLOCK_FILE: str(path)}
 
     def set(self, name: str, offset: float) -> None:
         """Instance ``name``'s clock is ``offset`` seconds from real time from now on."""
