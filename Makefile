@@ -7,19 +7,14 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 LOCAL_REDIS_IMAGE := ratelimit-harness/redis:local
 
-.PHONY: venv shim js race-test load report study test test-all lint unit corpus doctor bench docs redis-image clean
+.PHONY: venv js race-test load report study test test-all lint unit corpus doctor bench docs redis-image clean
 
 JS := limiters/js
 # the JavaScript limiters' ioredis, installed by make venv too where npm is
-venv: $(VENV)/.installed shim $(if $(shell command -v npm 2>/dev/null),js)
+venv: $(VENV)/.installed $(if $(shell command -v npm 2>/dev/null),js)
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV) && $(PY) -m pip install -q -e '.[dev,compare]' && touch $@
-
-# the preload of the explorer's server on virtual time, built when missing or stale; where it
-# cannot be built this says why, and the explorer's server keeps real time
-shim: $(VENV)/.installed
-	$(PY) -m ratelimit_harness.harness.provision.cpuinfo_shim || true
 
 # npm ci, again only when the lock file changed
 js: $(JS)/node_modules/.installed
@@ -69,4 +64,4 @@ redis-image:
 	scripts/build-redis-image.sh $(LOCAL_REDIS_IMAGE)
 
 clean:
-	rm -rf $(VENV) $(JS)/node_modules harness/provision/hide_cpuinfo.so .corpus .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf $(VENV) $(JS)/node_modules .corpus .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -406,9 +406,9 @@ def add_real_clock_option(command: argparse.ArgumentParser) -> None:
     command.add_argument(
         "--allow-real-clock",
         action="store_true",
-        help="judge a limiter even though it reads a clock the explorer cannot move (a Go "
-        "program; one whose decisions report a time the schedule did not show): right only if "
-        "it never decides by that clock (without this: exit 2, saying why)",
+        help="judge a limiter even though it reads a clock the explorer cannot move (a program, "
+        "where ptrace is refused: exit 3 without this; one whose decisions report a time the "
+        "schedule did not show: exit 2 without this): right only if it never decides by it",
     )
 
 
@@ -450,7 +450,7 @@ def run_doctor(args: argparse.Namespace) -> int:
 
     found = diagnose(args.redis_url or os.environ.get("REDIS_URL"))
     print(listing.findings(found))
-    return 0 if any(f.usable for f in found) else 1
+    return 0 if any(f.usable for f in found if f.redis) else 1
 
 
 def run_probe(args: argparse.Namespace) -> int:

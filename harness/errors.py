@@ -45,9 +45,14 @@ class Unscheduled(HarnessError):
 
 
 class RealClock(HarnessError):
-    """The limiter reads a clock the explorer cannot move (a Go program's, one its decisions'
-    ``now`` gave away): the schedule's time never reached it, so a verdict would not cover it
-    (unless the user allows it)."""
+    """The limiter reads a clock the explorer cannot move (one its decisions' ``now`` gave
+    away): the schedule's time never reached it, so a verdict would not cover it (unless the
+    user allows it)."""
+
+
+class ClockUncontrolled(EnvironmentFailure):
+    """A program the race starts cannot run on the schedule's clock here (ptrace refused, an
+    architecture not covered): judged on real time, a verdict could accuse it falsely."""
 
 
 class OutputError(HarnessError):

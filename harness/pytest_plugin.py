@@ -33,9 +33,10 @@ class RaceResult:
     (every figure of the search). Its repr is the trace, for ``assert result.clean, result``.
     ``unscheduled``: the commands Redis ran for clients the explorer cannot see (None: not
     counted, on a Redis the harness did not start); a race with any raises ``Unscheduled``
-    unless told ``allow_unscheduled=True``. A limiter that reads a clock the explorer cannot
-    move (see ``race --allow-real-clock``) raises ``RealClock`` unless told
-    ``allow_real_clock=True``."""
+    unless told ``allow_unscheduled=True``. A program whose clock cannot be controlled here
+    raises ``ClockUncontrolled``, and a limiter that reads a clock the explorer cannot move
+    (its decisions' ``now`` off the schedule) raises ``RealClock``, unless told
+    ``allow_real_clock=True`` (see ``race --allow-real-clock``)."""
 
     limiter: str
     policy: str
@@ -118,7 +119,8 @@ def race(race_redis_server: RedisServer, pytestconfig: pytest.Config) -> Callabl
     instead of ``policy``; ``allow_unscheduled`` judges a limiter even though Redis ran commands
     of it by a client the explorer cannot see (as ``race --allow-unscheduled``; else that raises
     ``Unscheduled``); ``allow_real_clock`` judges one that reads a clock the explorer cannot move
-    (as ``race --allow-real-clock``; else that raises ``RealClock``)."""
+    (as ``race --allow-real-clock``; else that raises ``RealClock``, or ``ClockUncontrolled``
+    for a program where clocks cannot be controlled here)."""
     profile = pytestconfig.getoption("race_profile")
     seed = pytestconfig.getoption("race_seed")
 
@@ -157,9 +159,14 @@ def _race(
     allow_unscheduled: bool = False,
     allow_real_clock: bool = False,
 ) -> RaceResult:
-    from ratelimit_harness.harness.errors import LimiterError, RealClock, Unscheduled
+    from ratelimit_harness.harness.errors import (
+        ClockUncontrolled,
+        LimiterError,
+        RealClock,
+        Unscheduled,
+    )
     from ratelimit_harness.harness.explorer.campaign import FLAW_BUDGET, PROFILES, shows
-    from ratelimit_harness.harness.explorer.clocks.real import real_clock_limiter
+    from ratelimit_harness.harness.explorer.clocks.real import uncontrolled
     from ratelimit_harness.harness.explorer.search.drawing import GIVE_BACKS, space_for
     from ratelimit_harness.harness.explorer.server.keyspace import claim
     from ratelimit_harness.harness.explorer.spec import RaceSpec, any_violation
@@ -168,9 +175,9 @@ def _race(
     from ratelimit_harness.limiters import Policy, resolve
 
     resolve(limiter)  # a bad name fails here, with the plug-in's own message
-    why = real_clock_limiter(limiter)
+    why = uncontrolled(limiter)
     if why and not allow_real_clock:
-        raise RealClock(f"{why}; allow_real_clock=True judges it as if it never decided by it")
+        raise ClockUncontrolled(f"{why}; allow_real_clock=True races it on real time")
     label = limiter if isinstance(limiter, str) else getattr(limiter, "__name__", repr(limiter))
     parsed = Policy.parse(policy)
     budget = PROFILES[profile] * (FLAW_BUDGET if flaw else 1)

@@ -146,9 +146,12 @@ class Program:
         stderr: Path | None = None,
         cwd: Path | None = None,
         on_output: Callable[[], None] = lambda: None,
+        spawn: Callable[..., subprocess.Popen[str]] = subprocess.Popen,
     ) -> None:
         """``on_output`` is called (in a thread of the program's) after each line it answers,
-        and when its output ends: to wake a caller that waits on other things too."""
+        and when its output ends: to wake a caller that waits on other things too. ``spawn``
+        starts the process, as ``subprocess.Popen`` does (the race explorer's starts it on a
+        clock of its own)."""
         self._on_output = on_output
         self.argv = shlex.split(command) if isinstance(command, str) else list(command)
         if not self.argv:
@@ -158,7 +161,7 @@ class Program:
         if stderr is not None:
             self._err = open(stderr, "ab")  # noqa: SIM115 (closed with the program)
         try:
-            self.process = subprocess.Popen(
+            self.process = spawn(
                 self.argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,

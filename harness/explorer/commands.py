@@ -12,6 +12,7 @@ from pathlib import Path
 from ratelimit_harness.harness import listing
 from ratelimit_harness.harness.errors import (
     BadArgument,
+    ClockUncontrolled,
     LimiterError,
     RealClock,
     Unscheduled,
@@ -24,7 +25,7 @@ from ratelimit_harness.harness.explorer.campaign import (
     entry_race_policy,
     targets,
 )
-from ratelimit_harness.harness.explorer.clocks.real import OffClock, real_clock_limiter
+from ratelimit_harness.harness.explorer.clocks.real import OffClock, uncontrolled
 from ratelimit_harness.harness.explorer.instances.process import POOL
 from ratelimit_harness.harness.explorer.parallel import RowJob, run_rows, servers_for
 from ratelimit_harness.harness.explorer.schedule.run import Setup
@@ -130,7 +131,7 @@ def _asked(args: argparse.Namespace) -> RaceSpec:
     if spec is None:
         raise PolicyError("--policy is required for a plugged-in limiter")
     policy = Policy.parse(spec)
-    _real_clock_runtime(args.limiter, args.allow_real_clock)
+    _clock_controlled(args.limiter, args.allow_real_clock)
     return RaceSpec(args.limiter, policy, None, space, args.instances, budget, args.seed)
 
 
@@ -342,14 +343,14 @@ def _off_clock(summary: RaceSummary) -> str:
     return OffClock(summary.off_clock, summary.first_off_clock or "").said()
 
 
-def _real_clock_runtime(limiter: str, allowed: bool) -> None:
-    """Refuse, before any Redis starts, a program whose runtime keeps real time, unless
-    ``allowed``: then say so, as the verdict's condition."""
-    why = real_clock_limiter(limiter)
+def _clock_controlled(limiter: str, allowed: bool) -> None:
+    """Refuse (exit 3), before any Redis starts, a program whose clock cannot be controlled
+    here, unless ``allowed``: then say so, as the verdict's condition."""
+    why = uncontrolled(limiter)
     if why and not allowed:
-        raise RealClock(
-            f"{why}; --allow-real-clock judges it as if it never decided by its own clock "
-            "(server time and TTLs still follow the schedule)"
+        raise ClockUncontrolled(
+            f"{limiter}'s clock cannot follow the schedule: {why}; --allow-real-clock races it "
+            "on real time, judged as if it never decided by its own clock"
         )
     if why:
         print(f"note: {why}; judged as if it never decides by its own clock", file=sys.stderr)

@@ -48,9 +48,8 @@ def provision(how: str | None = None, url: str | None = None) -> RedisServer:
 
 def provision_explorer(how: str | None = None, url: str | None = None) -> RedisServer:
     """The server the race explorer runs on: one on virtual time (see ``virtual_time``) unless
-    a URL or a container is asked for, or libfaketime cannot be loaded here, or its preload
-    cannot be built (``cpuinfo_shim``); then the server keeps real time and the explorer
-    stretches TTLs instead, which it says."""
+    a URL or a container is asked for, or clocks cannot be controlled here (``process_clock``);
+    then the server keeps real time and the explorer stretches TTLs instead, which it says."""
     url = url or os.environ.get("REDIS_URL")
     how = how or os.environ.get("HARNESS_REDIS")
     if not url and how != "container":

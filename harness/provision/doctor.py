@@ -1,9 +1,11 @@
-"""Which ways of provisioning Redis work on this machine, and why the others do not."""
+"""Which ways of provisioning Redis work on this machine, and why the others do not; and
+whether the race explorer can put programs on its clocks here."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ratelimit_harness.harness.process_clock import probe
 from ratelimit_harness.harness.provision.base import Unavailable, ping
 from ratelimit_harness.harness.provision.container import (
     LOCAL_IMAGE,
@@ -20,6 +22,7 @@ class Finding:
     way: str
     usable: bool
     detail: str
+    redis: bool = True  # a way of getting a Redis (else: a need of the race explorer)
 
 
 def diagnose(url: str | None) -> list[Finding]:
@@ -34,7 +37,17 @@ def diagnose(url: str | None) -> list[Finding]:
             else "needs the container or the embedded way",
         )
     )
+    findings.append(_clocks())
     return findings
+
+
+def _clocks() -> Finding:
+    why = probe()
+    if why:
+        detail = f"{why}: race refuses programs (exit 3) unless --allow-real-clock"
+        return Finding("race clocks", False, detail, redis=False)
+    detail = "programs and the explorer's server follow the schedule's time (vDSO, ptrace)"
+    return Finding("race clocks", True, detail, redis=False)
 
 
 def _url(url: str | None) -> Finding:

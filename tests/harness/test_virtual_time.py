@@ -1,9 +1,11 @@
 """A server on virtual time: its clock, its expiry and PTTL follow the file the explorer
-writes, TIME to the microsecond, back and forth, with no wait after a write; and it can keep
-real time again."""
+writes, TIME to the microsecond, back and forth, with no wait after a write, on Valkey and on
+Debian's redis-server alike; and it can keep real time again."""
 
 from __future__ import annotations
 
+import os
+import shutil
 import time
 from itertools import accumulate
 from pathlib import Path
@@ -12,10 +14,10 @@ import pytest
 import redis
 
 from ratelimit_harness.harness.provision import RedisServer, Unavailable
+from ratelimit_harness.harness.provision.embedded import valkey_binary
 from ratelimit_harness.harness.provision.virtual_time import (
     START,
     ServerClock,
-    library,
     server_microseconds,
     start_on_virtual_time,
 )
@@ -67,14 +69,46 @@ def test_time_is_the_instant_written_to_the_microsecond(virtual_server: RedisSer
 
 
 def test_a_server_whose_time_strays_from_the_file_is_turned_down() -> None:
-    # libfaketime alone: Valkey takes the TSC where /proc/cpuinfo says constant_tsc
+    # /proc/cpuinfo not hidden: Valkey takes the TSC where it says constant_tsc
     if CONSTANT_TSC:
         with pytest.raises(Unavailable, match=r"to the microsecond .*monotonic clock: X86 TSC"):
-            start_on_virtual_time(preload=(library(),))
+            start_on_virtual_time(valkey_binary(), hidden=())
         return
-    with start_on_virtual_time(preload=(library(),)) as server:  # clock_gettime: exact
+    with start_on_virtual_time(valkey_binary(), hidden=()) as server:  # clock_gettime: exact
         client = redis.Redis.from_url(server.url)
         assert client.info("server")["monotonic_clock"] == "POSIX clock_gettime"
+        client.close()
+
+
+def debian_redis_server() -> str:
+    """Debian's redis-server (apt's, which CI installs), else skip, or fail where every path
+    is required."""
+    found = shutil.which("redis-server")
+    if found is None:
+        if os.environ.get("HARNESS_REQUIRE_ALL_PATHS") == "1":
+            pytest.fail("redis-server is required but not on PATH")
+        pytest.skip("no redis-server on PATH")
+    return found
+
+
+@pytest.mark.parametrize("binary", ["valkey", "redis-server"])
+def test_each_server_binary_follows_the_clock_with_no_preload(binary: str) -> None:
+    """Valkey from pip and Debian's redis-server (jemalloc; it never started under libfaketime)
+    both give the file's instant as TIME and expire a key the millisecond after its deadline
+    (counted from the millisecond it was set in)."""
+    path = valkey_binary() if binary == "valkey" else debian_redis_server()
+    with start_on_virtual_time(path) as server:
+        client = redis.Redis.from_url(server.url)
+        pid = client.info("server")["process_id"]
+        assert b"LD_PRELOAD" not in Path(f"/proc/{pid}/environ").read_bytes()
+        clock = ServerClock(server.clock_file)
+        clock.set(START + 7.654321)
+        assert server_microseconds(client) == 1_800_000_007_654_321
+        client.set("k", 1, px=1500)
+        clock.set(START + 9.154999)
+        assert client.exists("k") == 1
+        clock.set(START + 9.155)
+        assert client.exists("k") == 0
         client.close()
 
 

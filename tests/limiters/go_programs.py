@@ -13,7 +13,13 @@ import pytest
 from tests.harness.support import child_env
 
 SOURCE = Path(__file__).parent / "programs" / "go"
-PROGRAMS = ("get-set", "lua-window")
+PROGRAMS = (
+    "get-set",
+    "lua-window",
+    "gcra-client-clock",
+    "fixed-window-client-second",
+    "clock-reader",
+)
 BUILD_TIMEOUT = 600.0  # seconds: the first build fetches go-redis and compiles it (about 1 min)
 
 

@@ -1,6 +1,6 @@
 """Running the JavaScript limiters (limiters/js/) as the race explorer does, without its proxy:
-one program per instance, its clock a libfaketime file the test moves, identities asked one
-line at a time."""
+one program per instance, its clock a clock file the test moves (the program started on it, as
+the explorer starts it), identities asked one line at a time."""
 
 from __future__ import annotations
 
@@ -13,22 +13,19 @@ from typing import Any
 
 import pytest
 
-from ratelimit_harness.harness.provision import Unavailable
-from ratelimit_harness.harness.provision.virtual_time import START, ServerClock, library
+from ratelimit_harness.harness.process_clock import REAL, ClockFile, ProcessClock, probe
+from ratelimit_harness.harness.process_clock.clock_file import nanoseconds
+from ratelimit_harness.harness.provision.virtual_time import START
 from ratelimit_harness.limiters.js_catalogue import JS_CATALOGUE, unavailable
 from tests.harness.support import TIMEOUT, child_env, kill_quietly, read_line
 
 FIELDS = {"allowed", "remaining", "limit", "reset_at", "retry_after", "now"}
+CLOCK = "RATELIMIT_TEST_CLOCK"  # in a program's environment here: the clock file it starts on
 
 
 def require_programs() -> None:
     """Skip where node or ioredis is missing, or fail where HARNESS_REQUIRE_ALL_PATHS=1."""
-    why = unavailable()
-    if why is None:
-        try:
-            library()
-        except Unavailable as missing:
-            why = str(missing)
+    why = unavailable() or probe() or None
     if why is None:
         return
     if os.environ.get("HARNESS_REQUIRE_ALL_PATHS") == "1":
@@ -42,20 +39,32 @@ def program_env(url: str, policy: str, clock_file: Path, instance: int = 0) -> d
         REDIS_URL=url,
         RATELIMIT_POLICY=policy,
         RATELIMIT_INSTANCE=str(instance),
-        LD_PRELOAD=str(library()),
-        FAKETIME_TIMESTAMP_FILE=str(clock_file),
-        FAKETIME_NO_CACHE="1",
-        DONT_FAKE_MONOTONIC="1",
-        TZ="UTC",  # the clock file holds UTC, as ServerClock writes it
+        **{CLOCK: str(clock_file)},
     )
 
 
-def frozen_clock(folder: Path, at: float = START) -> ServerClock:
-    """A clock file in ``folder`` standing still at ``at`` until the test sets it again."""
+class TimeOfDay(ClockFile):
+    """A clock file whose time of day stands still where the test sets it; its monotonic
+    clocks keep real time, so a program's timers run (ioredis' connection, its exit)."""
+
+    def set_seconds(self, realtime: float, monotonic: float | None = None) -> None:
+        self.set(nanoseconds(realtime), REAL)
+
+
+def frozen_clock(folder: Path, at: float = START) -> TimeOfDay:
+    """A clock file in ``folder`` whose time of day stands still at ``at`` until the test sets
+    it again."""
     folder.mkdir(parents=True, exist_ok=True)
-    clock = ServerClock(folder / "now")
-    clock.set(at)
+    clock = TimeOfDay(ClockFile.create(folder, "now").path)
+    clock.set_seconds(at)
     return clock
+
+
+def spawn(command: Sequence[str], env: dict[str, str], **popen: Any) -> subprocess.Popen[str]:
+    """``command`` started with ``env``: on the clock file its ``CLOCK`` names, if any."""
+    if CLOCK in env:
+        return ProcessClock(ClockFile(env[CLOCK])).spawn(command, env=env, text=True, **popen)
+    return subprocess.Popen(command, env=env, text=True, **popen)
 
 
 def run_all(name: str, env: dict[str, str], identities: list[str]) -> tuple[list[str], str]:
@@ -68,17 +77,14 @@ def run_program(
 ) -> tuple[list[str], str]:
     """The answers of a whole run (stdin closed after the last identity) and its stderr;
     the program must exit 0."""
-    done = subprocess.run(
-        command,
-        input="".join(f"{identity}\n" for identity in identities),
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=TIMEOUT,
-        check=False,
-    )
-    assert done.returncode == 0, done.stderr
-    return done.stdout.splitlines(), done.stderr
+    pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+    process = spawn(command, env, **pipes)
+    try:
+        out, err = process.communicate("".join(f"{identity}\n" for identity in identities), TIMEOUT)
+    finally:
+        kill_quietly(process)
+    assert process.returncode == 0, err
+    return out.splitlines(), err
 
 
 def decision(line: str) -> dict[str, Any]:
@@ -97,14 +103,8 @@ class Instance:
     """One program, kept running: ``ask`` sends an identity and reads its answer."""
 
     def __init__(self, name: str, env: dict[str, str]) -> None:
-        self.process = subprocess.Popen(
-            JS_CATALOGUE[name].command(),
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            text=True,
-        )
+        pipes = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "stderr": subprocess.PIPE}
+        self.process = spawn(JS_CATALOGUE[name].command(), env, **pipes)
 
     def ask(self, identity: str) -> bool:
         assert self.process.stdin

@@ -11,11 +11,12 @@ import pytest
 import redis
 
 from ratelimit_harness.harness.provision import RedisServer
-from ratelimit_harness.harness.provision.virtual_time import START, ServerClock
+from ratelimit_harness.harness.provision.virtual_time import START
 from ratelimit_harness.limiters import Policy
 from ratelimit_harness.limiters.js_catalogue import JS_CATALOGUE
 from tests.limiters.js_programs import (
     Instance,
+    TimeOfDay,
     decision,
     frozen_clock,
     program_env,
@@ -56,7 +57,7 @@ def _programs() -> None:
 
 
 @pytest.fixture
-def clock(tmp_path: Path) -> ServerClock:
+def clock(tmp_path: Path) -> TimeOfDay:
     """Every program's clock, standing at START (a multiple of every window here)."""
     return frozen_clock(tmp_path)
 
@@ -70,13 +71,13 @@ def instances() -> Iterator[list[Instance]]:
         instance.kill()
 
 
-def env_for(name: str, server: RedisServer, clock: ServerClock, spec: str = "") -> dict[str, str]:
+def env_for(name: str, server: RedisServer, clock: TimeOfDay, spec: str = "") -> dict[str, str]:
     return program_env(server.url, spec or policy_of(name), clock.path)
 
 
 @pytest.mark.parametrize("name", NAMES)
 def test_sequential_decisions_follow_the_policy(
-    name: str, redis_server: RedisServer, client: redis.Redis, clock: ServerClock
+    name: str, redis_server: RedisServer, client: redis.Redis, clock: TimeOfDay
 ) -> None:
     lines, stderr = run_all(name, env_for(name, redis_server, clock), ["u1"] * 3 + ["u2"] * 3)
     assert [decision(line)["allowed"] for line in lines] == [True, True, False] * 2
@@ -85,7 +86,7 @@ def test_sequential_decisions_follow_the_policy(
 
 @pytest.mark.parametrize("name", NAMES)
 def test_keys_carry_the_identity_as_a_hash_tag_and_a_ttl(
-    name: str, redis_server: RedisServer, client: redis.Redis, clock: ServerClock
+    name: str, redis_server: RedisServer, client: redis.Redis, clock: TimeOfDay
 ) -> None:
     run_all(name, env_for(name, redis_server, clock), ["user:1"] * 3)
     keys = [key.decode() for key in client.scan_iter()]
@@ -96,7 +97,7 @@ def test_keys_carry_the_identity_as_a_hash_tag_and_a_ttl(
 
 
 def test_json_answers_report_what_the_chapter_returns(
-    redis_server: RedisServer, client: redis.Redis, clock: ServerClock
+    redis_server: RedisServer, client: redis.Redis, clock: TimeOfDay
 ) -> None:
     name = "fixed-window-incr-expire"
     lines, _ = run_all(name, env_for(name, redis_server, clock), ["u1"] * 3)
@@ -108,7 +109,7 @@ def test_json_answers_report_what_the_chapter_returns(
 
 
 def test_refused_requests_stay_in_the_sliding_log(
-    redis_server: RedisServer, client: redis.Redis, clock: ServerClock
+    redis_server: RedisServer, client: redis.Redis, clock: TimeOfDay
 ) -> None:
     """Part 3's undo removes a member it never added: every refusal stays logged."""
     name = "sliding-log-pipeline"
@@ -120,7 +121,7 @@ def test_refused_requests_stay_in_the_sliding_log(
 
 @pytest.mark.parametrize("name", NAMES)
 def test_exits_0_at_eof_without_a_request(
-    name: str, redis_server: RedisServer, clock: ServerClock
+    name: str, redis_server: RedisServer, clock: TimeOfDay
 ) -> None:
     assert run_all(name, env_for(name, redis_server, clock), []) == ([], "")
 
@@ -136,7 +137,7 @@ def test_exits_0_at_eof_without_a_request(
     ],
 )
 def test_a_policy_it_cannot_enforce_exits_2_with_one_line(
-    name: str, spec: str, said: str, redis_server: RedisServer, clock: ServerClock
+    name: str, spec: str, said: str, redis_server: RedisServer, clock: TimeOfDay
 ) -> None:
     instance = Instance(name, env_for(name, redis_server, clock, spec))
     try:
@@ -152,7 +153,7 @@ def test_a_policy_it_cannot_enforce_exits_2_with_one_line(
 def test_token_bucket_refills_when_its_clock_file_moves(
     redis_server: RedisServer,
     client: redis.Redis,
-    clock: ServerClock,
+    clock: TimeOfDay,
     instances: list[Instance],
 ) -> None:
     """Part 5's now is Date.now(): 10 s on the file refill one token at 0.1 a second."""
@@ -161,9 +162,9 @@ def test_token_bucket_refills_when_its_clock_file_moves(
     bucket = Instance(name, env_for(name, redis_server, clock, spec))
     instances.append(bucket)
     assert [bucket.ask("u1") for _ in range(2)] == [True, False]
-    clock.set(START + 9.9)
+    clock.set_seconds(START + 9.9)
     assert not bucket.ask("u1")
-    clock.set(START + 10)
+    clock.set_seconds(START + 10)
     assert [bucket.ask("u1") for _ in range(2)] == [True, False]
     assert bucket.close() == 0
 
@@ -171,12 +172,12 @@ def test_token_bucket_refills_when_its_clock_file_moves(
 def test_fixed_window_keys_the_window_by_its_clock_file(
     redis_server: RedisServer,
     client: redis.Redis,
-    clock: ServerClock,
+    clock: TimeOfDay,
     instances: list[Instance],
 ) -> None:
     """Two instances whose clocks straddle a boundary count in two windows (Part 2 under skew)."""
     name, spec = "fixed-window-incr-expire", "fixed-window:limit=1,window=10"
-    clock.set(START + 9.999)
+    clock.set_seconds(START + 9.999)
     ahead = frozen_clock(clock.path.parent / "ahead", START + 10)  # 1 ms ahead
     behind, fast = (
         Instance(name, program_env(redis_server.url, spec, each.path, number))

@@ -7,12 +7,8 @@ from pathlib import Path
 import pytest
 import redis
 
-from ratelimit_harness.harness.provision.virtual_time import (
-    START,
-    ServerClock,
-    library,
-    on_clock_file,
-)
+from ratelimit_harness.harness.process_clock import ClockFile, ProcessClock
+from ratelimit_harness.harness.provision.virtual_time import START
 from ratelimit_harness.limiters import Decision, Policy, resolve
 from ratelimit_harness.limiters.program import (
     Program,
@@ -114,14 +110,14 @@ def test_parse_answer(line: str, decision: Decision | None) -> None:
 
 
 def test_a_program_on_a_clock_file_reads_the_time_written_there(tmp_path: Path) -> None:
-    clock = ServerClock(tmp_path / "now")
-    clock.set(START)
-    env = program_env("redis://127.0.0.1:1/0", POLICY, 0) | on_clock_file(clock.path, [library()])
-    program = Program([sys.executable, str(Path(__file__).parent / "programs" / "clock.py")], env)
+    clock = ClockFile.create(tmp_path, "now")
+    env = program_env("redis://127.0.0.1:1/0", POLICY, 0)
+    command = [sys.executable, str(Path(__file__).parent / "programs" / "clock.py")]
+    program = Program(command, env, spawn=ProcessClock(clock).spawn)
     try:
         seen = []
         for instant in (START, START + 10.25, START + 10.25, START - 3):  # frozen, then moved
-            clock.set(instant)
+            clock.set_seconds(instant)
             program.ask("a")
             answer = program.answer(10.0)
             assert answer is not None

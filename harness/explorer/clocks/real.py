@@ -1,75 +1,41 @@
 """Clocks the explorer cannot move: found before a race where it can, and while it runs.
 
-The explorer moves each instance's clock through the schedule (see instances.process): libfaketime
-answers a program's calls to read the time, the time of day and the monotonic clocks alike. A
-program that reads its clock another way keeps real time: a Go program does (Go's runtime reads
-the clock through the vDSO, the kernel's page of time functions, and never calls libc). Its
-verdicts are then right only if it never decides by its own clock.
+The explorer moves each instance's clock through the schedule. An instance in the explorer's
+process reads it through Python's clock functions, patched (``virtual``); a program reads it
+through its vDSO, replaced (``process_clock``): the time of day and the monotonic clocks, in
+every runtime. Where a program's clock cannot be controlled here (ptrace refused, as in some
+containers; an architecture not covered), its verdicts would be right only if it never decided
+by its own clock.
 
 So two checks:
 
-- before the race, ``real_clock_runtime`` names a program's runtime that keeps real time (a Go
-  binary, or ``go run``);
+- before the race, ``uncontrolled`` says why a program's clock cannot be controlled here;
 - while it runs, ``OffClock`` compares the ``now`` each decision reports with the schedule's
   time: one outside it, by more than ``TOLERANCE``, was read from a clock the explorer does not
   control. That decision's ``now`` is dropped from the history (a checker would place it weeks
   off), and the race says so.
 
-Either stops the race with exit 2 unless the user allows a real clock (``--allow-real-clock``).
+The first stops the race with exit 3, the second with exit 2, unless the user allows a real
+clock (``--allow-real-clock``).
 """
 
 from __future__ import annotations
 
-import shlex
-import shutil
 from dataclasses import dataclass
-from pathlib import Path
 
+from ratelimit_harness.harness.process_clock import probe
 from ratelimit_harness.limiters.program import EXEC
 
 # seconds a reported now may be off the schedule's time (a program may read its clock in seconds)
 TOLERANCE = 1.0
-GO_BUILD_INFO = b"\xff Go buildinf:"  # the magic of a Go binary's build information
-SCANNED = 64 << 20  # bytes of a binary read to look for it, at most
-WHY_GO = (
-    "Go reads its clocks through the vDSO, not libc, so they keep real time while the schedule "
-    "moves virtual time (the harness cannot move them)"
-)
 
 
-def real_clock_limiter(limiter: object) -> str:
-    """Why the limiter named ``limiter`` keeps real time, if it is a program (``exec:COMMAND``)
-    whose runtime does ("" if not, or it cannot tell)."""
+def uncontrolled(limiter: object) -> str:
+    """Why the clock of the limiter named ``limiter`` cannot be controlled here, if it is a
+    program (``exec:COMMAND``) and it cannot ("" if it can, or the limiter is not a program)."""
     if isinstance(limiter, str) and limiter.startswith(EXEC):
-        return real_clock_runtime(limiter.removeprefix(EXEC))
+        return probe()
     return ""
-
-
-def real_clock_runtime(command: str) -> str:
-    """Why the program ``command`` starts keeps real time, if its runtime does ("" if not, or
-    it cannot tell: a shell, a script)."""
-    try:
-        argv = shlex.split(command)
-    except ValueError:
-        return ""
-    if not argv:
-        return ""
-    if Path(argv[0]).name == "go":
-        return f"`go run` builds a Go program: {WHY_GO}"
-    found = shutil.which(argv[0])
-    if found and _is_go_binary(Path(found)):
-        return f"{argv[0]} is a Go program: {WHY_GO}"
-    return ""
-
-
-def _is_go_binary(path: Path) -> bool:
-    try:
-        with path.open("rb") as binary:
-            if binary.read(4) != b"\x7fELF":
-                return False
-            return GO_BUILD_INFO in binary.read(SCANNED)
-    except OSError:
-        return False
 
 
 @dataclass

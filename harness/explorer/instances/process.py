@@ -1,6 +1,6 @@
 """An app instance that is an OS process: a limiter program on the line protocol
 (``limiters.program``), every command it sends held at a scheduling proxy of its own
-(``proxy``), its clock a file of its own under libfaketime.
+(``proxy``), its clock a file of its own (``process_clock``).
 
 It answers the explorer as the thread ``Instance`` does (``start``, ``go``, ``crash``, each
 returning what the instance did next): after the explorer lets it go, the program runs until
@@ -9,11 +9,13 @@ ends (``Died``); waiting for one of those, bounded by ``TIMEOUT``, keeps the run
 
 Its clock file holds the instance's clock (the run's virtual time plus its skew), written each
 time before the program runs, so the program reads the time the schedule says: the time of
-day and monotonic clocks alike, whatever reads them through libc (``Date.now()``,
-``process.hrtime()`` and ``performance.now()`` in Node; ``time.time()`` and ``time.monotonic()``
-in Python). Its timers run on that clock too: one fires only once virtual time has passed its
-due time. A runtime that reads the clock elsewhere (Go's vDSO calls) keeps real time, and skew
-means nothing to it.
+day and monotonic clocks alike, in every runtime (``Date.now()``, ``process.hrtime()`` and
+``performance.now()`` in Node; ``time.time()`` and ``time.monotonic()`` in Python;
+``time.Now()`` in Go; ``System.currentTimeMillis()`` and ``System.nanoTime()`` in Java): the
+program runs on a ``process_clock.ProcessClock``, its vDSO's clock functions reading the file.
+Its timers run on that clock too: one fires only once virtual time has passed its due time.
+Where a program's clock cannot be controlled (``process_clock.probe``), a race refuses it
+before it starts, unless the user allows a real clock: then it runs on real time.
 
 A monotonic clock must never go back below the instant the program booted at (Node aborts:
 ``Assertion failed: (now) >= (timer_base())``), yet each run begins at the same instant and
@@ -70,6 +72,7 @@ from __future__ import annotations
 import atexit
 import itertools
 import shutil
+import subprocess
 import tempfile
 import threading
 import time
@@ -78,7 +81,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from ratelimit_harness.harness.errors import HarnessError
+from ratelimit_harness.harness.errors import ClockUncontrolled, HarnessError
 from ratelimit_harness.harness.explorer.clocks.virtual import InstanceClock
 from ratelimit_harness.harness.explorer.instances.thread import (
     TIMEOUT,
@@ -92,12 +95,8 @@ from ratelimit_harness.harness.explorer.instances.thread import (
 from ratelimit_harness.harness.explorer.instances.waiting import wait_until_waiting, waiting
 from ratelimit_harness.harness.explorer.server.keys import real_now
 from ratelimit_harness.harness.explorer.wire.proxy import Held, SchedulingProxy
-from ratelimit_harness.harness.provision.virtual_time import (
-    START,
-    ServerClock,
-    library,
-    on_clock_file,
-)
+from ratelimit_harness.harness.process_clock import ClockFile, ProcessClock, probe
+from ratelimit_harness.harness.provision.virtual_time import START
 from ratelimit_harness.limiters import Policy
 from ratelimit_harness.limiters.decision import Decision
 from ratelimit_harness.limiters.program import (
@@ -144,10 +143,10 @@ class ProcessInstance:
         self.gone = False  # the program ended: it will never answer again
         self._woken = threading.Event()
         self.proxy = SchedulingProxy(url, on_held=lambda _: self._woken.set()).start()
-        self.clock_file = ServerClock(folder / f"{name}-{next(_started)}.now")
-        self._shown = BOOT
+        self.clock_file = ClockFile.create(folder, f"{name}-{next(_started)}.now")
+        self._shown = self._monotonic = BOOT  # the instants its clock file holds
+        self._tracer: ProcessClock | None = None  # the program's, where its clock is ours
         env = program_env(self.proxy.url, policy, number)
-        env |= on_clock_file(self.clock_file.path, [library()], monotonic=True)
         self.stderr = folder / f"{name}.stderr"
         self._command, self._env = command, env
         try:
@@ -167,7 +166,7 @@ class ProcessInstance:
         self._giving = (identity, cost) if give_back else None
         if self._ended:
             self.program, self._ended = self._start(), False
-        self._on_time()
+        self._on_time(at_rest=True)
         try:
             self.program.ask(asked(identity, cost))
         except ProgramError as error:
@@ -181,7 +180,7 @@ class ProcessInstance:
     def go(self) -> Event:
         held, self._held = self._held, None
         assert held is not None, "go() without a command held"
-        self._on_time()
+        self._on_time(at_rest=False)
         sent = real_now()  # real, as the wire's: a Redis on real time counts TTLs from it
         reply = self.proxy.release(held)
         self._log(self, held.command, reply, sent)
@@ -231,28 +230,37 @@ class ProcessInstance:
         """Go on in a new run: its clock, its trace."""
         self.clock, self._log, self._held, self._answered = clock, log, None, None
         self._giving = self._giving_back = None
-        self._on_time()
+        self._on_time(at_rest=True)
 
     # ---------------------------------------------------------------------------------------
 
     def _start(self) -> Program:
         """The program started anew, booting at ``BOOT`` (see the module's text)."""
-        self.clock_file.set(BOOT)
-        self._shown = BOOT
-        return Program(self._command, self._env, stderr=self.stderr, on_output=self._woken.set)
+        self.clock_file.set_seconds(BOOT)
+        self._shown = self._monotonic = BOOT
+        self._tracer = None if probe() else ProcessClock(self.clock_file)
+        spawn = self._tracer.spawn if self._tracer else subprocess.Popen
+        woken = self._woken.set
+        return Program(self._command, self._env, stderr=self.stderr, on_output=woken, spawn=spawn)
 
-    def _on_time(self) -> None:
+    def _on_time(self, *, at_rest: bool) -> None:
         """The program's clock file says the instance's time before the program runs on; the
         first time, once it has booted (``TIMEOUT`` at most): it waits, with nothing on its way
         to Redis (a command in flight as its clock jumps from ``BOOT`` would time out at once,
-        a client's connect or command timeout being a timer)."""
+        a client's connect or command timeout being a timer).
+
+        Its monotonic clocks follow only ``at_rest``, between requests. Inside one, time the
+        schedule lets pass (a stall) moves its time of day alone: its client armed the timeout
+        of the command held on its monotonic clock, and the schedule, not the network, held
+        that command (``CLOCK_MONOTONIC`` catches up at the next request)."""
         now = self.clock()
         if self._shown == BOOT:
             quiet = lambda: not self.proxy.busy()  # noqa: E731
             wait_until_waiting(self.program.pid, TIMEOUT, self.program.alive, quiet)
-        if now != self._shown:
-            self.clock_file.set(now)
-            self._shown = now
+        monotonic = now if at_rest else self._monotonic
+        if (now, monotonic) != (self._shown, self._monotonic):
+            self.clock_file.set_seconds(now, monotonic)
+            self._shown, self._monotonic = now, monotonic
 
     def _next(self) -> Event:
         """Wait for the program's next point, or its answer with nothing held behind it; a
@@ -323,7 +331,12 @@ class ProcessInstance:
     def _exited(self, error: ProgramError) -> Event:
         """The program ended by itself: its request failed, unknown if a command of it reached
         Redis (the run counts it as the limiter's error, with the program's last words), and
-        the program is started again for the next one."""
+        the program is started again for the next one. One killed because its clock could not
+        be controlled ends the race (``ClockUncontrolled``)."""
+        if self._tracer is not None and self._tracer.refused:
+            raise ClockUncontrolled(
+                f"{self.name}'s clock cannot be controlled: {self._tracer.refused}"
+            )
         self.proxy.kill()
         self.program.kill()
         self._ended, self._answered = True, None
