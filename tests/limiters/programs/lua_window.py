@@ -2,6 +2,7 @@
 
 import os
 import sys
+from collections.abc import Callable
 
 import redis
 
@@ -10,10 +11,20 @@ local count = redis.call('INCR', KEYS[1])
 if count == 1 then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
 return count <= tonumber(ARGV[1]) and 1 or 0
 """
-limit = int(os.environ["RATELIMIT_POLICY"].split("limit=")[1].split(",")[0])
-window_ms = int(float(os.environ["RATELIMIT_POLICY"].split("window=")[1].split(",")[0]) * 1000)
-client = redis.Redis.from_url(os.environ["REDIS_URL"])
-script = client.register_script(SCRIPT)
-for line in sys.stdin:
-    allowed = script(keys=[f"ratelimit:{{{line.strip()}}}:lua"], args=[limit, window_ms])
-    print("allowed" if allowed else "rejected", flush=True)
+
+
+def window_limiter() -> Callable[[str], bool]:
+    """``allowed(identity)``: the script run on the policy in the environment."""
+    policy = os.environ["RATELIMIT_POLICY"]
+    limit = int(policy.split("limit=")[1].split(",")[0])
+    window_ms = int(float(policy.split("window=")[1].split(",")[0]) * 1000)
+    script = redis.Redis.from_url(os.environ["REDIS_URL"]).register_script(SCRIPT)
+    return lambda identity: bool(
+        script(keys=[f"ratelimit:{{{identity}}}:lua"], args=[limit, window_ms])
+    )
+
+
+if __name__ == "__main__":
+    allowed = window_limiter()
+    for line in sys.stdin:
+        print("allowed" if allowed(line.strip()) else "rejected", flush=True)
