@@ -149,18 +149,27 @@ class ProcessClock:
     # --- the tracer's thread ---------------------------------------------------------------
 
     def _serve(self) -> None:
-        while True:
-            try:
-                pid, status = os.waitpid(-1, ptrace.WALL | ptrace.WNOTHREAD)
-            except ChildProcessError:
-                break
-            try:
-                self._on_status(pid, status)
-            except Exception as error:  # a bug here must not leave the program stopped for ever
-                self._refuse(f"the tracer failed: {error!r}")
-        for process in self._processes.values():
-            process.close()
-        self._processes.clear()
+        """Serve the program's stops until none of its processes is left. However this ends,
+        the program has ended for whoever waits for it: with its exit status where the tracer
+        saw it, else as killed (a waiter must never wait for a tracer that is gone)."""
+        try:
+            while True:
+                try:
+                    pid, status = os.waitpid(-1, ptrace.WALL | ptrace.WNOTHREAD)
+                except ChildProcessError:
+                    break
+                try:
+                    self._on_status(pid, status)
+                except Exception as error:  # a bug here must not leave the program stopped
+                    self._refuse(f"the tracer failed: {error!r}")
+        finally:
+            if self.exit_code is None:
+                self.exit_code = -signal.SIGKILL
+            self.exited.set()
+            for process in self._processes.values():
+                with contextlib.suppress(OSError):
+                    process.close()
+            self._processes.clear()
 
     def _on_status(self, pid: int, status: int) -> None:
         if os.WIFEXITED(status) or os.WIFSIGNALED(status):
@@ -278,14 +287,14 @@ class ProcessClock:
 
     def _gone(self, pid: int, status: int) -> None:
         self._threads.pop(pid, None)
-        process = self._processes.pop(pid, None)
-        if process is not None:
-            process.close()
         if pid == self._leader:
             self.exit_code = os.waitstatus_to_exitcode(status)
             if self.exit_code == trampoline.REFUSED and not self.refused:
                 self.refused = "the trampoline was refused (see the program's stderr)"
             self.exited.set()
+        process = self._processes.pop(pid, None)
+        if process is not None:
+            process.close()
 
     def _refuse(self, why: str) -> None:
         self.refused = self.refused or why
