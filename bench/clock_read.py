@@ -21,7 +21,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from ratelimit_harness.harness.load.instance_clocks import on_offset_file
+from ratelimit_harness.harness.load.system.clocks import on_offset_file
 from ratelimit_harness.harness.process_clock import NANOS, ClockFile, ProcessClock
 
 WAIT = 120.0  # seconds one run may take

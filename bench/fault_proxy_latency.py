@@ -28,7 +28,7 @@ from typing import Any
 
 import redis
 
-from ratelimit_harness.harness.load.fault_proxy import FaultProxy
+from ratelimit_harness.harness.load.faults.proxy import FaultProxy
 from ratelimit_harness.harness.provision import provision
 
 WAIT = 120.0  # seconds one run of the clients may take

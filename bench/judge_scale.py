@@ -1,7 +1,7 @@
 """How a load run's own judge scales: a run directory of 1 M and 10 M requests (each journalled by
 an instance and by a Locust process, each admitted one with its promise of
-``X-RateLimit-Remaining``) judged by ``harness.load.judge``, beside the same journals merged and
-judged in memory (``merge_journals``, then ``check``, for both sides: what the judge did before
+``X-RateLimit-Remaining``) judged by ``harness.load.judge.final``, beside the same journals merged
+and judged in memory (``merge_journals``, then ``check``, for both sides: what the judge did before
 it merged to files and judged in parts), each in a process of its own: requests per second and
 peak memory.
 
@@ -30,7 +30,7 @@ from own_process import header, measured, scale_row
 
 from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.harness.history.journal import complete_line, invoke_line
-from ratelimit_harness.harness.load.rules import DEFAULT_OUTBOUND, Rule, validated
+from ratelimit_harness.harness.load.contract.rules import DEFAULT_OUTBOUND, Rule, validated
 from ratelimit_harness.limiters import Policy
 
 POLICY = "fixed-window:limit=5,window=1"
@@ -43,9 +43,9 @@ import sys, time
 from pathlib import Path
 from ratelimit_harness.harness.checkers import check
 from ratelimit_harness.harness.history import merge_journals
-from ratelimit_harness.harness.load.journals import journal_paths
-from ratelimit_harness.harness.load.judge import judge
-from ratelimit_harness.harness.load.rules import rules_from_json
+from ratelimit_harness.harness.load.contract.journals import journal_paths
+from ratelimit_harness.harness.load.judge.final import judge
+from ratelimit_harness.harness.load.contract.rules import rules_from_json
 run_dir, how = Path(sys.argv[1]), sys.argv[2]
 rules = rules_from_json((run_dir / "rules.json").read_text())
 started = time.perf_counter()

@@ -44,9 +44,9 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ratelimit_harness.harness.load.app import InstanceSettings
-from ratelimit_harness.harness.load.rules import default_rules
-from ratelimit_harness.harness.load.serve import instance_command
+from ratelimit_harness.harness.load.contract.rules import default_rules
+from ratelimit_harness.harness.load.system.app import InstanceSettings
+from ratelimit_harness.harness.load.system.fleet import instance_command
 from ratelimit_harness.harness.provision import provision
 from ratelimit_harness.harness.provision.base import free_port
 

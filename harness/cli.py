@@ -349,7 +349,7 @@ def add_system_options(command: argparse.ArgumentParser) -> None:
     )
     command.add_argument(
         "--refund",
-        choices=("never", "failed"),  # harness.load.rules' REFUND (imported when run)
+        choices=("never", "failed"),  # harness.load.contract.rules' REFUND (imported when run)
         help="give back a request to the default endpoint that the app failed (4xx, 5xx: "
         "failed), or never (default: never)",
     )

@@ -9,8 +9,8 @@ import pytest
 
 from ratelimit_harness.harness.checkers import PARTS
 from ratelimit_harness.harness.explorer.schedule.faults import FAULTS as RACE_FAULTS
-from ratelimit_harness.harness.load.nemesis import FAULTS as LOAD_FAULTS
-from ratelimit_harness.harness.load.truth import LIES
+from ratelimit_harness.harness.load.faults.nemesis import FAULTS as LOAD_FAULTS
+from ratelimit_harness.harness.load.judge.truth import LIES
 from ratelimit_harness.reports.race_report import NOT_JUDGED
 from ratelimit_harness.reports.tables import CAUGHT, CLEAN, MISMATCH
 

@@ -1,6 +1,6 @@
 """A load run's verdict as its run directory holds it (``verdict.json``): per rule, the verdict
 of what the instances decided and of what the clients saw, the header lies, the latency. Written
-by ``harness.load.judge``, read back by the reports: one schema, both ways.
+by ``harness.load.judge.final``, read back by the reports: one schema, both ways.
 """
 
 from __future__ import annotations
@@ -122,7 +122,7 @@ class RuleRecord:
 
 @dataclass
 class FaultEffect:
-    """What one fault did to one rule's requests (``harness.load.fault_effects``)."""
+    """What one fault did to one rule's requests (``harness.load.faults.effects``)."""
 
     requests: int  # invoked while the fault lasted
     undecided: int  # its limiter failed them (no decision), from the fault until it recovered

@@ -10,10 +10,14 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 from ratelimit_harness.harness.history.loads import LoadRecord
-from ratelimit_harness.harness.load.judge import judge_afterwards
-from ratelimit_harness.harness.load.nemesis import Schedule, check_victims, needs, parse_nemesis
-from ratelimit_harness.harness.load.redis_of_run import redis_for
-from ratelimit_harness.harness.load.rules import Rules, load_rules
+from ratelimit_harness.harness.load.contract.rules import Rules, load_rules
+from ratelimit_harness.harness.load.faults.nemesis import (
+    Schedule,
+    check_victims,
+    needs,
+    parse_nemesis,
+)
+from ratelimit_harness.harness.load.judge.final import judge_afterwards
 from ratelimit_harness.harness.load.run import (
     Faults,
     LoadError,
@@ -24,7 +28,8 @@ from ratelimit_harness.harness.load.run import (
     run_load,
     serve_until_stopped,
 )
-from ratelimit_harness.harness.load.service import Service
+from ratelimit_harness.harness.load.system.redis_of_run import redis_for
+from ratelimit_harness.harness.load.system.service import Service
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.harness.report import shown_in_terminal, write_report
 

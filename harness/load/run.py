@@ -33,16 +33,22 @@ import redis
 from ratelimit_harness.harness import rundir
 from ratelimit_harness.harness.errors import HarnessError
 from ratelimit_harness.harness.history.loads import LoadRecord
-from ratelimit_harness.harness.load import ENV
-from ratelimit_harness.harness.load.fault_proxy import FaultProxy
-from ratelimit_harness.harness.load.instance_clocks import InstanceClocks
-from ratelimit_harness.harness.load.journals import Completions
-from ratelimit_harness.harness.load.judge import judge, keep_keys_before, unjudged_kinds
-from ratelimit_harness.harness.load.nemesis import LoadFault, Nemesis, Schedule, Victims, needs
-from ratelimit_harness.harness.load.redis_of_run import rule_keys
-from ratelimit_harness.harness.load.rules import DEFAULT_RULE, Rules
-from ratelimit_harness.harness.load.serve import Fleet, Process, spawn, start_fleet
-from ratelimit_harness.harness.load.service import Service, start_service
+from ratelimit_harness.harness.load.contract.env import ENV
+from ratelimit_harness.harness.load.contract.journals import Completions
+from ratelimit_harness.harness.load.contract.rules import DEFAULT_RULE, Rules
+from ratelimit_harness.harness.load.faults.nemesis import (
+    LoadFault,
+    Nemesis,
+    Schedule,
+    Victims,
+    needs,
+)
+from ratelimit_harness.harness.load.faults.proxy import FaultProxy
+from ratelimit_harness.harness.load.judge.final import judge, keep_keys_before, unjudged_kinds
+from ratelimit_harness.harness.load.system.clocks import InstanceClocks
+from ratelimit_harness.harness.load.system.fleet import Fleet, Process, spawn, start_fleet
+from ratelimit_harness.harness.load.system.redis_of_run import rule_keys
+from ratelimit_harness.harness.load.system.service import Service, start_service
 from ratelimit_harness.harness.loopback import loopback_address
 from ratelimit_harness.harness.parent_death import die_with_parent
 from ratelimit_harness.harness.progress import stages
@@ -132,10 +138,11 @@ class System:
 @contextlib.contextmanager
 def running(
     system: System, command: str, faults: Faults = NO_FAULTS
-) -> Iterator[tuple[Path, str, Fleet]]:
+) -> Iterator[tuple[Path, str, Fleet, FaultProxy | None]]:
     """A new run directory, and the system under test and its live judge running into it
-    (stopped when the block ends): the directory, the run's key tag and the instances, built
-    for what ``faults`` will do to them (through a fault proxy, on clocks of their own)."""
+    (stopped when the block ends): the directory, the run's key tag, the instances and the fault
+    proxy between them and Redis (None when no fault needs one), built for what ``faults`` will
+    do to them (through the proxy, on clocks of their own)."""
     run_dir = new_run_dir(command)
     tag = secrets.token_hex(4)
     keep_keys_before(run_dir, rule_keys(system.server, system.cluster, None, system.rules))
@@ -151,10 +158,9 @@ def running(
             url = proxy.url_for(url)
         clocks = InstanceClocks(run_dir) if needs(faults.faults, "clocks") else None
         fleet = stack.enter_context(_fleet(system, run_dir, tag, url, clocks))
-        fleet.redis_proxy = proxy
         live = live_judge(run_dir)
         try:
-            yield run_dir, tag, fleet
+            yield run_dir, tag, fleet, proxy
         finally:
             fleet.stop()
             live.stop()
@@ -242,8 +248,8 @@ def finish(
 def run_load(system: System, swarm: Swarm, faults: Faults = NO_FAULTS) -> tuple[Path, LoadRecord]:
     """One whole load run; its run directory and verdict."""
     began = time.time()
-    with running(system, "load", faults) as (run_dir, tag, fleet):
-        victims = Victims(system.server, fleet)
+    with running(system, "load", faults) as (run_dir, tag, fleet, proxy):
+        victims = Victims(system.server, fleet, proxy)
         with Nemesis(faults.faults, victims, faults.schedule, run_dir):
             _run_locust(swarm, fleet, system.rules, run_dir)
     return run_dir, finish(system, run_dir, tag, time.time() - began, swarm=swarm, faults=faults)
@@ -253,7 +259,7 @@ def serve_until_stopped(system: System) -> tuple[Path, LoadRecord]:
     """Start the system under test and its live judge, print the URLs, wait for Ctrl-C/TERM
     (or an instance to die), then judge."""
     began = time.time()
-    with running(system, "serve") as (run_dir, tag, fleet):
+    with running(system, "serve") as (run_dir, tag, fleet, _):
         print("\n".join(fleet.urls), flush=True)
         print(f"journals in {run_dir}; Ctrl-C to stop and judge", file=sys.stderr)
         with until_interrupted():
@@ -368,5 +374,5 @@ def progress(run_dir: Path, elapsed: float, decisions: Completions) -> str:
 
 
 def live_judge(run_dir: Path) -> Process:
-    command = [sys.executable, "-m", "ratelimit_harness.harness.load.live", str(run_dir)]
+    command = [sys.executable, "-m", "ratelimit_harness.harness.load.judge.live", str(run_dir)]
     return spawn("live-judge", command, run_dir / "logs")

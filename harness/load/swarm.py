@@ -7,12 +7,12 @@ client_ip=...)``; importing this module registers, through Locust's events:
   defaulting to its ``HARNESS_LOAD_*`` variable, which ``ratelimit-harness load`` sets; Locust
   sends them on to its workers);
 - in every Locust process: the client journals (``RUN_DIR/journals/client``) and a
-  ``ClientView``, fed with the answers by the batch (``harness.load.answers``: only the
+  ``ClientView``, fed with the answers by the batch (``harness.load.traffic.answers``: only the
   journal's invoke is written on the request path); a worker sends what it saw with each
   stats report, the master merges it; a
   worker with no run directory (on a machine of its own) spools its journals and promises and
   sends them too, and the master writes them into the run directory (``shipping``);
-- on the master (or the only process): the Correctness tab (``harness.load.web``) and, when
+- on the master (or the only process): the Correctness tab (``harness.load.web.tab``) and, when
   the test stops, ``RUN_DIR/client.json``.
 
 Requests rotate over the app instances' URLs (``--targets``), request by request, as a
@@ -39,20 +39,22 @@ from locust import FastHttpUser, events
 from locust.env import Environment
 from locust.runners import WorkerRunner
 
-from ratelimit_harness.harness.load import ENV, FAIL_HEADER, answers, shipping
-from ratelimit_harness.harness.load.answers import Answer, Answers, rate_limit_headers
-from ratelimit_harness.harness.load.client_view import ClientView
-from ratelimit_harness.harness.load.journals import Journals
-from ratelimit_harness.harness.load.promises import PromiseLog
-from ratelimit_harness.harness.load.rules import (
+from ratelimit_harness.harness.load.contract.env import ENV
+from ratelimit_harness.harness.load.contract.headers import FAIL_HEADER
+from ratelimit_harness.harness.load.contract.journals import Journals
+from ratelimit_harness.harness.load.contract.rules import (
     API_KEY_HEADER,
     Rule,
     Rules,
     rules_from_json,
     tier_of,
 )
-from ratelimit_harness.harness.load.shipping import Spool
-from ratelimit_harness.harness.load.truth import advertised_wait
+from ratelimit_harness.harness.load.judge.client_view import ClientView
+from ratelimit_harness.harness.load.judge.promises import PromiseLog
+from ratelimit_harness.harness.load.judge.truth import advertised_wait
+from ratelimit_harness.harness.load.traffic import answers, shipping
+from ratelimit_harness.harness.load.traffic.answers import Answer, Answers, rate_limit_headers
+from ratelimit_harness.harness.load.traffic.shipping import Spool
 
 
 def _options(parser: Any) -> None:
@@ -196,7 +198,8 @@ class ApiUser(FastHttpUser):
         """Send one request to the next instance as ``api_key`` (else from ``client_ip``, else
         from this host), costing ``cost`` where its rule reads a request's cost from a header,
         and failed by the app (502) if ``fail``; journal it, and hand its answer to be timed,
-        journalled and checked (``harness.load.answers``). Returns the status (0: no answer)."""
+        journalled and checked (``harness.load.traffic.answers``). Returns the status (0: no
+        answer)."""
         pipes = self.pipes
         rule = pipes.rule_for(path, api_key)
         headers = {rule.identity if rule else API_KEY_HEADER: api_key} if api_key else {}
@@ -299,7 +302,7 @@ def _init(environment: Environment, **_: Any) -> None:
             _master["run_dir"] = run_dir
             _master["rules"] = rules_from_json(options.rules_json).names
     if environment.web_ui is not None:
-        from ratelimit_harness.harness.load.web import add_correctness_tab
+        from ratelimit_harness.harness.load.web.tab import add_correctness_tab
 
         add_correctness_tab(environment, master_view)
 

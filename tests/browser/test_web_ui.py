@@ -34,7 +34,7 @@ STARTUP, TAB, VERDICT, STOP = 30.0, 15.0, 30.0, 60.0  # seconds: every wait here
 SWITCH = 5.0  # seconds for the page to leave the start form once the swarm is started
 SCREENSHOT = ROOT / "docs" / "correctness-tab.png"
 CHARTS_SCREENSHOT = ROOT / "docs" / "correctness-charts.png"
-OVER_ADMISSION = "Over-admission"  # the column's title in harness.load.web.COLUMNS (importing
+OVER_ADMISSION = "Over-admission"  # the column's title in harness.load.web.tab.COLUMNS (importing
 # that module here would import Locust, whose gevent monkey-patching must not reach pytest)
 
 # The page's side, in JavaScript: fill Locust's start form as a person would (React only sees

@@ -16,7 +16,7 @@ from ratelimit_harness import __version__
 from ratelimit_harness.harness.cli import exit_code, parser
 from ratelimit_harness.harness.errors import BadArgument, LimiterError
 from ratelimit_harness.harness.explorer.wire.proxy import ProxyError, ProxyTimeout, StepLost
-from ratelimit_harness.harness.load.fault_proxy import FaultProxyError, FaultProxyFailed
+from ratelimit_harness.harness.load.faults.proxy import FaultProxyError, FaultProxyFailed
 from ratelimit_harness.harness.provision import Unavailable
 from ratelimit_harness.harness.usage import COMMANDS, TOP_CODES
 from ratelimit_harness.limiters import PolicyError

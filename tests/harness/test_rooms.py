@@ -35,6 +35,14 @@ LAYERS: dict[str, tuple[tuple[str, ...], ...]] = {
         ("compose",),
         ("stream",),
     ),
+    "load": (
+        ("contract",),
+        ("system",),
+        ("faults",),
+        ("judge",),
+        ("web",),
+        ("traffic",),
+    ),
 }
 TOP = len(max(LAYERS.values(), key=len))  # the layer of a stage's own top-level modules
 
@@ -112,3 +120,24 @@ def test_an_import_from_a_lower_room_to_a_higher_one_is_found(tmp_path: Path) ->
         "wire/planted.py imports search",
         "wire/planted.py imports search.bounded",
     ]
+
+
+MOST_MODULES = 15  # in one folder of the harness
+SHARED_PREFIX = 3  # modules of one folder whose names begin with one word and an underscore
+
+
+def test_no_folder_of_the_harness_holds_too_many_modules_or_a_prefix_waiting_to_be_a_room() -> None:
+    """A name prefix shared by several modules (``streamed_``, ``fault_``) is a room waiting to
+    be made; more than 15 modules in one folder, rooms not yet made."""
+    crowded, prefixed = [], []
+    for folder in sorted({path.parent for path in (ROOT / "harness").rglob("*.py")}):
+        names = [path.stem for path in folder.glob("*.py") if path.stem != "__init__"]
+        if len(names) > MOST_MODULES:
+            crowded.append(f"{folder.relative_to(ROOT)}: {len(names)} modules")
+        words = [name.split("_")[0] for name in names if "_" in name]
+        for word in sorted(set(words)):
+            sharing = [name for name in names if name == word or name.startswith(f"{word}_")]
+            if len(sharing) >= SHARED_PREFIX:
+                prefixed.append(f"{folder.relative_to(ROOT)}: {', '.join(sorted(sharing))}")
+    assert crowded == []
+    assert prefixed == []

@@ -14,7 +14,7 @@ from ratelimit_harness.reports import checkout
         ("", False),
         (" M docs/load.md\n M README.md", False),
         (" M bench/load_faults.jsonl\nM  bench/results.json", False),
-        (" M bench/load_faults.jsonl\n M harness/load/app.py", True),
+        (" M bench/load_faults.jsonl\n M harness/load/system/app.py", True),
         (" M bench/load_faults.py", True),  # a benchmark's code is code
         (" M limiters/fixed_window/fixed_window.lua", True),
         ("R  bench/old.py -> bench/results.json", False),  # where it is now is what counts

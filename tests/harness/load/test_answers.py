@@ -8,12 +8,12 @@ from pathlib import Path
 import pytest
 
 from ratelimit_harness.harness.history import Outcome, merge_journals
-from ratelimit_harness.harness.load import answers as answers_module
-from ratelimit_harness.harness.load.answers import Answer, Answers
-from ratelimit_harness.harness.load.client_view import ClientView
-from ratelimit_harness.harness.load.journals import Journals, journal_paths
-from ratelimit_harness.harness.load.promises import Promise, PromiseLog, read_promises
-from ratelimit_harness.harness.load.rules import default_rules
+from ratelimit_harness.harness.load.contract.journals import Journals, journal_paths
+from ratelimit_harness.harness.load.contract.rules import default_rules
+from ratelimit_harness.harness.load.judge.client_view import ClientView
+from ratelimit_harness.harness.load.judge.promises import Promise, PromiseLog, read_promises
+from ratelimit_harness.harness.load.traffic import answers as answers_module
+from ratelimit_harness.harness.load.traffic.answers import Answer, Answers
 
 API = default_rules().named("api")
 TRUE = {

@@ -24,8 +24,8 @@ import redis
 from redis.backoff import NoBackoff
 from redis.retry import Retry
 
-from ratelimit_harness.harness.load.fault_proxy import FaultEvent, FaultProxy, FaultProxyError
-from ratelimit_harness.harness.load.fault_proxy_server import MAX_HELD, _Link, _Proxy
+from ratelimit_harness.harness.load.faults.proxy import FaultEvent, FaultProxy, FaultProxyError
+from ratelimit_harness.harness.load.faults.proxy_server import MAX_HELD, _Link, _Proxy
 from ratelimit_harness.harness.provision import RedisServer
 
 pytestmark = pytest.mark.realtime  # on the wall clock: run one at a time
@@ -317,7 +317,7 @@ def test_closing_leaves_no_process_port_or_thread(redis_server: RedisServer) -> 
 
 CALLER = """
 import sys
-from ratelimit_harness.harness.load.fault_proxy import FaultProxy
+from ratelimit_harness.harness.load.faults.proxy import FaultProxy
 proxy = FaultProxy("127.0.0.1", int(sys.argv[1]))  # no Redis need be there
 print(proxy.port, flush=True)
 sys.stdin.readline()

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ratelimit_harness.harness.load.group_guard import guarded
+from ratelimit_harness.harness.load.system.guard import guarded
 from tests.harness.support import child_env, running_for, wait_for
 
 pytestmark = pytest.mark.realtime  # on the wall clock: run one at a time
@@ -35,7 +35,7 @@ def test_what_a_service_forked_dies_with_a_harness_killed_outright(tmp_path: Pat
     harness = textwrap.dedent(
         """
         import subprocess, sys, time
-        from ratelimit_harness.harness.load.group_guard import guarded
+        from ratelimit_harness.harness.load.system.guard import guarded
         # sh forks two sleeps; only the guard knows they are the service's
         subprocess.Popen(guarded(["sh", "-c", "sleep 600 & sleep 600"]), start_new_session=True)
         time.sleep(600)
@@ -79,7 +79,7 @@ def test_the_guard_never_kills_the_group_it_was_started_in(tmp_path: Path) -> No
     harness = textwrap.dedent(
         """
         import subprocess, time
-        from ratelimit_harness.harness.load.group_guard import guarded
+        from ratelimit_harness.harness.load.system.guard import guarded
         subprocess.Popen(["sleep", "600"])  # a bystander in the harness's own group
         subprocess.Popen(guarded(["sleep", "600"]))  # no session of its own asked for
         time.sleep(600)

@@ -2,8 +2,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ratelimit_harness.harness.load import headers
-from ratelimit_harness.harness.load.headers import (
+from ratelimit_harness.harness.load.contract import headers
+from ratelimit_harness.harness.load.contract.headers import (
     Advertised,
     HeaderError,
     parse_headers,

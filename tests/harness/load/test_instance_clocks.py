@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from ratelimit_harness.harness.load.instance_clocks import true_clock
+from ratelimit_harness.harness.load.system.clocks import true_clock
 
 OFFSET = 1_796_000_000.0  # real time less the monotonic clock, in these clocks
 

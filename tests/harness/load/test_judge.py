@@ -6,16 +6,16 @@ import pytest
 from ratelimit_harness.harness.history import Operation, Outcome, read_history, write_history
 from ratelimit_harness.harness.history.loads import OUTBOUND, LoadRecord, RuleRecord
 from ratelimit_harness.harness.history.merge import merge_journals
-from ratelimit_harness.harness.load.client_view import ClientView
-from ratelimit_harness.harness.load.judge import judge
-from ratelimit_harness.harness.load.outbound import QUEUE_KEY
-from ratelimit_harness.harness.load.rules import (
+from ratelimit_harness.harness.load.contract.rules import (
     DEFAULT_RULES,
     Rule,
     Rules,
     default_rules,
     validated,
 )
+from ratelimit_harness.harness.load.judge.client_view import ClientView
+from ratelimit_harness.harness.load.judge.final import judge
+from ratelimit_harness.harness.load.system.outbound import QUEUE_KEY
 from ratelimit_harness.reports.load import LoadRun
 from ratelimit_harness.reports.load_report import load_report
 from ratelimit_harness.reports.terminal import render

@@ -18,11 +18,12 @@ from ratelimit_harness.harness.checkers.stream.busy import Streamed
 from ratelimit_harness.harness.checkers.stream.common import Found
 from ratelimit_harness.harness.errors import OutputError
 from ratelimit_harness.harness.history import Outcome, merge
-from ratelimit_harness.harness.load import fault_effects, journals
-from ratelimit_harness.harness.load.journals import invokes
-from ratelimit_harness.harness.load.judge import judge
-from ratelimit_harness.harness.load.promises import Promise, PromiseLog
-from ratelimit_harness.harness.load.rules import DEFAULT_OUTBOUND, DEFAULT_RULES, validated
+from ratelimit_harness.harness.load.contract import journals
+from ratelimit_harness.harness.load.contract.journals import invokes
+from ratelimit_harness.harness.load.contract.rules import DEFAULT_OUTBOUND, DEFAULT_RULES, validated
+from ratelimit_harness.harness.load.faults import effects as fault_effects
+from ratelimit_harness.harness.load.judge.final import judge
+from ratelimit_harness.harness.load.judge.promises import Promise, PromiseLog
 from tests.clocks import START
 from tests.harness.load.journal import Journal
 

@@ -5,8 +5,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ratelimit_harness.harness.load.client_view import ClientView
-from ratelimit_harness.harness.load.latency import Latencies
+from ratelimit_harness.harness.load.judge.client_view import ClientView
+from ratelimit_harness.harness.load.judge.latency import Latencies
 
 KEYS = ["count", "p50", "p90", "p99", "p99.9", "max"]
 

@@ -11,13 +11,13 @@ import pytest
 from ratelimit_harness.harness.checkers import check
 from ratelimit_harness.harness.history import Operation, Outcome, format_operation, merge_journals
 from ratelimit_harness.harness.load import run
-from ratelimit_harness.harness.load.journals import Completions, journal_paths
-from ratelimit_harness.harness.load.judge import judge as judge_run
-from ratelimit_harness.harness.load.judge import keep_keys_before
-from ratelimit_harness.harness.load.live import KINDS, SETTLE, LiveJudge
-from ratelimit_harness.harness.load.outbound import QUEUE_KEY
-from ratelimit_harness.harness.load.promises import Promise, PromiseLog
-from ratelimit_harness.harness.load.rules import default_rules
+from ratelimit_harness.harness.load.contract.journals import Completions, journal_paths
+from ratelimit_harness.harness.load.contract.rules import default_rules
+from ratelimit_harness.harness.load.judge.final import judge as judge_run
+from ratelimit_harness.harness.load.judge.final import keep_keys_before
+from ratelimit_harness.harness.load.judge.live import KINDS, SETTLE, LiveJudge
+from ratelimit_harness.harness.load.judge.promises import Promise, PromiseLog
+from ratelimit_harness.harness.load.system.outbound import QUEUE_KEY
 from ratelimit_harness.harness.provision import RedisServer
 from tests.clocks import START, ManualClock
 from tests.harness.load.journal import Journal

@@ -25,9 +25,9 @@ import redis
 from ratelimit_harness.harness.cli import main
 from ratelimit_harness.harness.history import read_history
 from ratelimit_harness.harness.load import run
-from ratelimit_harness.harness.load.judge import judge
-from ratelimit_harness.harness.load.rules import default_rules
-from ratelimit_harness.harness.load.serve import start_fleet
+from ratelimit_harness.harness.load.contract.rules import default_rules
+from ratelimit_harness.harness.load.judge.final import judge
+from ratelimit_harness.harness.load.system.fleet import start_fleet
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.harness.provision.base import free_port
 from tests.harness.support import ROOT, child_env, wait_for
@@ -305,7 +305,7 @@ def test_workers_without_a_shared_folder_ship_every_request_to_the_master(
     locustfile = str(run.locustfile_path("burst"))
     port = free_port()
     began = time.time()
-    with run.running(system, "serve") as (run_dir, tag, fleet):
+    with run.running(system, "serve") as (run_dir, tag, fleet, _):
         master_dir = run_dir.parent.parent  # runs/ is under it: the run dir as a relative path
         master = _locust(
             master_dir,

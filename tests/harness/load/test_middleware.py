@@ -12,10 +12,15 @@ import pytest
 
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.merge import merge_journals
-from ratelimit_harness.harness.load.client_view import outcome_of
-from ratelimit_harness.harness.load.journals import Journals, journal_paths
-from ratelimit_harness.harness.load.middleware import RateLimitMiddleware, held_by
-from ratelimit_harness.harness.load.rules import DEFAULT_OUTBOUND, Rule, RulesError, validated
+from ratelimit_harness.harness.load.contract.journals import Journals, journal_paths
+from ratelimit_harness.harness.load.contract.rules import (
+    DEFAULT_OUTBOUND,
+    Rule,
+    RulesError,
+    validated,
+)
+from ratelimit_harness.harness.load.judge.client_view import outcome_of
+from ratelimit_harness.harness.load.system.middleware import RateLimitMiddleware, held_by
 from ratelimit_harness.limiters import Decision, Limiter, Policy
 
 POLICY = "fixed-window:limit=1,window=1"

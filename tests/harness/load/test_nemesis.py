@@ -17,14 +17,15 @@ from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.loads import FaultRecord
 from ratelimit_harness.harness.history.verdict import Witness
 from ratelimit_harness.harness.load import run
-from ratelimit_harness.harness.load.fault_effects import (
+from ratelimit_harness.harness.load.contract.rules import default_rules
+from ratelimit_harness.harness.load.faults.effects import (
     Seen,
     effects,
     fault_spans,
     fell_in,
     read_faults,
 )
-from ratelimit_harness.harness.load.nemesis import (
+from ratelimit_harness.harness.load.faults.nemesis import (
     LoadFault,
     Nemesis,
     NemesisError,
@@ -33,8 +34,7 @@ from ratelimit_harness.harness.load.nemesis import (
     check_victims,
     parse_nemesis,
 )
-from ratelimit_harness.harness.load.rules import default_rules
-from ratelimit_harness.harness.load.serve import Fleet
+from ratelimit_harness.harness.load.system.fleet import Fleet
 from ratelimit_harness.harness.provision import RedisServer, provision_cluster
 from ratelimit_harness.harness.provision.cluster import role_of
 from ratelimit_harness.harness.provision.embedded import start_embedded

@@ -9,7 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ratelimit_harness.harness.history import Operation, Outcome
-from ratelimit_harness.harness.load.promises import (
+from ratelimit_harness.harness.load.judge.promises import (
     Admissions,
     Promise,
     PromiseLog,

@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 
 from ratelimit_harness.harness.history.loads import OUTBOUND
-from ratelimit_harness.harness.load.rules import (
+from ratelimit_harness.harness.load.contract.rules import (
     DEFAULT_OUTBOUND,
     SERVICE,
     Rule,

@@ -18,10 +18,10 @@ import redis
 from ratelimit_harness.harness.cli import main
 from ratelimit_harness.harness.history.loads import LoadRecord
 from ratelimit_harness.harness.load import run
-from ratelimit_harness.harness.load.nemesis import Schedule, parse_nemesis
-from ratelimit_harness.harness.load.redis_of_run import NO_REDIS, redis_for
-from ratelimit_harness.harness.load.rules import load_rules
-from ratelimit_harness.harness.load.service import Service
+from ratelimit_harness.harness.load.contract.rules import load_rules
+from ratelimit_harness.harness.load.faults.nemesis import Schedule, parse_nemesis
+from ratelimit_harness.harness.load.system.redis_of_run import NO_REDIS, redis_for
+from ratelimit_harness.harness.load.system.service import Service
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.harness.provision.base import free_port
 from ratelimit_harness.limiters.js_catalogue import unavailable

@@ -1,14 +1,14 @@
 """A worker's spooled records reach the master's run directory whole, once each, and nowhere
-else (``harness.load.shipping``)."""
+else (``harness.load.traffic.shipping``)."""
 
 from __future__ import annotations
 
 from pathlib import Path
 
 from ratelimit_harness.harness.history import Outcome, merge_journals
-from ratelimit_harness.harness.load.journals import Journals, journal_paths
-from ratelimit_harness.harness.load.promises import Promise, PromiseLog, read_promises
-from ratelimit_harness.harness.load.shipping import Spool, receive
+from ratelimit_harness.harness.load.contract.journals import Journals, journal_paths
+from ratelimit_harness.harness.load.judge.promises import Promise, PromiseLog, read_promises
+from ratelimit_harness.harness.load.traffic.shipping import Spool, receive
 from tests.clocks import START
 
 RULES = ("api", "login")

@@ -2,9 +2,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ratelimit_harness.harness.load import truth
-from ratelimit_harness.harness.load.headers import response_headers
-from ratelimit_harness.harness.load.truth import LIES, response_lies
+from ratelimit_harness.harness.load.contract.headers import response_headers
+from ratelimit_harness.harness.load.judge import truth
+from ratelimit_harness.harness.load.judge.truth import LIES, response_lies
 from ratelimit_harness.limiters import Decision, Policy
 
 NOW = 1_700_000_000.0

@@ -21,12 +21,12 @@ from collections.abc import Iterable
 from typing import NamedTuple
 
 from ratelimit_harness.harness.history import Outcome
-from ratelimit_harness.harness.load.client_view import ClientView, outcome_of
-from ratelimit_harness.harness.load.headers import UNCHECKED_HEADER
-from ratelimit_harness.harness.load.journals import Journals
-from ratelimit_harness.harness.load.promises import Promise, PromiseLog
-from ratelimit_harness.harness.load.rules import Rule
-from ratelimit_harness.harness.load.truth import RATE_LIMIT_HEADERS, response_lies
+from ratelimit_harness.harness.load.contract.headers import UNCHECKED_HEADER
+from ratelimit_harness.harness.load.contract.journals import Journals
+from ratelimit_harness.harness.load.contract.rules import Rule
+from ratelimit_harness.harness.load.judge.client_view import ClientView, outcome_of
+from ratelimit_harness.harness.load.judge.promises import Promise, PromiseLog
+from ratelimit_harness.harness.load.judge.truth import RATE_LIMIT_HEADERS, response_lies
 
 EVERY = 0.05  # seconds between batches
 PENDING_AT_MOST = 4096  # answers waiting; one more and they are taken in at once

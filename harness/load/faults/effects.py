@@ -1,6 +1,6 @@
 """What each fault of a load run's nemesis did to each rule: read from the faults the run marked
-(``RUN_DIR/faults.jsonl``, ``harness.load.nemesis``) and a rule's merged histories, the clients'
-(what the users saw) and the instances'. Pure.
+(``RUN_DIR/faults.jsonl``, ``harness.load.faults.nemesis``) and a rule's merged histories, the
+clients' (what the users saw) and the instances'. Pure.
 
 For one fault and one rule:
 
@@ -41,7 +41,7 @@ import numpy.typing as npt
 from ratelimit_harness.harness.history import Operation, Outcome, iter_history
 from ratelimit_harness.harness.history.loads import FaultEffect, FaultRecord
 from ratelimit_harness.harness.history.verdict import Witness
-from ratelimit_harness.harness.load.nemesis import FAULTS_FILE
+from ratelimit_harness.harness.load.faults.nemesis import FAULTS_FILE
 
 
 def read_faults(run_dir: Path) -> list[FaultRecord]:

@@ -28,9 +28,10 @@ boundary attack (Part 2). Each rule keeps its own keys, so one identity can be h
 rules at once (its logins and its API calls). An API key beginning ``pro-`` is of the pro tier;
 every other identity is of the free tier.
 
-For a service of the user's own (``load --service`` or ``--target``: ``harness.load.service``) the
-service decides, so a rule names no limiter; ``keys``, a glob, tells the judge which keys in
-Redis are the rule's (on a Redis the harness started, a lone rule's keys are every key there).
+For a service of the user's own (``load --service`` or ``--target``:
+``harness.load.system.service``) the service decides, so a rule names no limiter; ``keys``, a glob,
+tells the judge which keys in Redis are the rule's (on a Redis the harness started, a lone rule's
+keys are every key there).
 """
 
 from __future__ import annotations

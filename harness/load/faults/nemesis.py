@@ -36,9 +36,9 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ratelimit_harness.harness.errors import HarnessError
-from ratelimit_harness.harness.load.fault_proxy import FaultProxy
-from ratelimit_harness.harness.load.instance_clocks import InstanceClocks
-from ratelimit_harness.harness.load.serve import Fleet
+from ratelimit_harness.harness.load.faults.proxy import FaultProxy
+from ratelimit_harness.harness.load.system.clocks import InstanceClocks
+from ratelimit_harness.harness.load.system.fleet import Fleet
 from ratelimit_harness.harness.provision import RedisServer
 from ratelimit_harness.harness.provision.base import ServerControl
 from ratelimit_harness.harness.provision.cluster import fail_over, role_of
@@ -59,6 +59,7 @@ class Victims:
 
     server: RedisServer
     fleet: Fleet
+    proxy: FaultProxy | None = None  # between the instances and Redis, for network faults
 
     @property
     def redis(self) -> ServerControl:
@@ -131,9 +132,9 @@ LATENCY_SECONDS = 0.05  # a latency fault holds each chunk this long, each way
 
 
 def _proxy(victims: Victims) -> FaultProxy:
-    if victims.fleet.redis_proxy is None:
+    if victims.proxy is None:
         raise NemesisError("the instances do not reach Redis through a fault proxy")
-    return victims.fleet.redis_proxy
+    return victims.proxy
 
 
 def _fail_over(victims: Victims, turn: int) -> str:

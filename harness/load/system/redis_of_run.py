@@ -10,8 +10,8 @@ from typing import Any
 import redis
 
 from ratelimit_harness.harness.leftovers import key_ttls
-from ratelimit_harness.harness.load.rules import SERVICE, Rule, Rules
-from ratelimit_harness.harness.load.service import Service
+from ratelimit_harness.harness.load.contract.rules import SERVICE, Rule, Rules
+from ratelimit_harness.harness.load.system.service import Service
 from ratelimit_harness.harness.provision import RedisServer, provision, provision_cluster
 
 NO_REDIS = "none"  # a RedisServer's ``how`` when the run has none (a --target of its own)

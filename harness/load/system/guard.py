@@ -1,6 +1,6 @@
-"""The guard of a user's service: ``python -m ratelimit_harness.harness.load.group_guard HARNESS_PID
-COMMAND...`` runs COMMAND as its child, in the guard's own process group, and outlives the harness
-by no more than a moment.
+"""The guard of a user's service: ``python -m ratelimit_harness.harness.load.system.guard
+HARNESS_PID COMMAND...`` runs COMMAND as its child, in the guard's own process group, and outlives
+the harness by no more than a moment.
 
 The kernel kills a process whose parent dies only if it asked (PR_SET_PDEATHSIG), and only that
 process: a service started as ``sh -c '...'``, or one that forks workers, would leave them serving

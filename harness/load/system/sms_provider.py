@@ -1,12 +1,12 @@
 """A stand-in SMS provider: a loopback HTTP server that records when each call arrived.
 
-``python -m ratelimit_harness.harness.load.sms_provider --port P --record FILE`` serves ``POST
-/sms`` with a JSON body ``{"identity", "process", "accepted_at", "departs_at"}`` (epoch seconds on
-this machine's clock: when the leaky bucket accepted the call, and when it scheduled it to leave).
-Each arrival is appended to FILE at once, in one write, as one operation of a leaky-bucket history:
-its interval is the departure, from the scheduled instant to the arrival, its ``now`` the
-acceptance. The limiter is judged by its schedule: an instance that sends late (its event loop busy)
-and the network's jitter delay a call, and neither is the limiter's doing.
+``python -m ratelimit_harness.harness.load.system.sms_provider --port P --record FILE`` serves
+``POST /sms`` with a JSON body ``{"identity", "process", "accepted_at", "departs_at"}`` (epoch
+seconds on this machine's clock: when the leaky bucket accepted the call, and when it scheduled it
+to leave). Each arrival is appended to FILE at once, in one write, as one operation of a
+leaky-bucket history: its interval is the departure, from the scheduled instant to the arrival, its
+``now`` the acceptance. The limiter is judged by its schedule: an instance that sends late (its
+event loop busy) and the network's jitter delay a call, and neither is the limiter's doing.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 from ratelimit_harness.harness.history import Operation, Outcome, format_operation
-from ratelimit_harness.harness.load.outbound import QUEUE_KEY
+from ratelimit_harness.harness.load.system.outbound import QUEUE_KEY
 
 
 class Arrivals:

@@ -4,7 +4,7 @@ Locust's React UI draws extra tabs from ``extended_tabs`` and ``extended_tables`
 UI's template arguments, and fills them from ``extended_stats`` in each ``/stats/requests``
 answer, which it polls every 2 s while a test runs; the keys must agree across the three.
 One row per rule: the live verdict of the app instances' journals (``RUN_DIR/live.json``,
-written by ``harness.load.live``) beside what the clients saw (the view ``swarm`` hands it).
+written by ``harness.load.judge.live``) beside what the clients saw (the view ``swarm`` hands it).
 The tables of Locust's UI hold text only, so the live charts (one identity's admissions per span
 against the policy, witnesses marked) are a page of their own, ``/correctness/charts``
 (``charts.html``), linked from the Download Data tab.
@@ -23,9 +23,9 @@ from typing import Any
 from flask import Response, request
 from locust.env import Environment
 
-from ratelimit_harness.harness.load.client_view import ClientView
-from ratelimit_harness.harness.load.journals import Completions
-from ratelimit_harness.harness.load.rules import rules_from_json
+from ratelimit_harness.harness.load.contract.journals import Completions
+from ratelimit_harness.harness.load.contract.rules import rules_from_json
+from ratelimit_harness.harness.load.judge.client_view import ClientView
 
 TAB = "correctness"
 COLUMNS = (

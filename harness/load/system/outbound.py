@@ -3,8 +3,8 @@
 Every instance shares one queue (one key): ``check`` accepts a call with the delay it must wait
 before departing, or refuses it (the queue is full). The instance waits, then POSTs to the
 provider with when the call was accepted and when the limiter scheduled it to depart; the
-provider records the arrival (``harness.load.sms_provider``), so the departures are judged from
-what the provider saw. The instance journals every decision under the rule ``outbound``:
+provider records the arrival (``harness.load.system.sms_provider``), so the departures are judged
+from what the provider saw. The instance journals every decision under the rule ``outbound``:
 refusals and failures count from there, accepted calls from the provider's record.
 """
 

@@ -30,6 +30,7 @@ from ratelimit_harness.limiters.policy import Policy
 
 # on an answer let through without a decision (a rule's on_error = "open", its limiter failed)
 UNCHECKED_HEADER = "X-RateLimit-Unchecked"
+FAIL_HEADER = "X-Fail"  # a request the app answers 502, as if what it depends on had failed
 
 _INT = r"[0-9]{1,15}"
 _STRING = r'"(?:[ !#-\[\]-~]|\\[\\"])*"'

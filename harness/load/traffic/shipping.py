@@ -20,7 +20,7 @@ import tempfile
 from collections.abc import Collection, Mapping
 from pathlib import Path
 
-from ratelimit_harness.harness.load.journals import JournalTail
+from ratelimit_harness.harness.load.contract.journals import JournalTail
 
 REPORT = "ratelimit_harness_records"  # the key of a stats report that carries them
 SPOOLED = {  # what is shipped: the run directory's folders of records, one folder per rule

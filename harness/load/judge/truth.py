@@ -13,7 +13,7 @@ A header lie is one of:
 
 - ``remaining-broken-promise``: an admitted request told more remain than the admissions
   already counted in its window leave; that needs the whole history, so the judge checks it
-  after the run (``harness.load.promises``).
+  after the run (``harness.load.judge.promises``).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ import re
 from collections.abc import Mapping
 from typing import NamedTuple
 
-from ratelimit_harness.harness.load.headers import HeaderError, parse_headers, single_quota
+from ratelimit_harness.harness.load.contract.headers import HeaderError, parse_headers, single_quota
 
 LIES = (
     "malformed",

@@ -6,10 +6,10 @@ instances decided (their journals merged; a killed instance's requests in flight
 an answer that is neither 200 nor 429 is ``unknown``). The outbound rule is judged from the SMS
 provider's record of arrivals (each call's departure) and the instances' refusals. Header lies
 come from the clients (``client.json``), and the promises of ``X-RateLimit-Remaining`` are
-held against the instances' history (``harness.load.promises``). Each merged history is kept
+held against the instances' history (``harness.load.judge.promises``). Each merged history is kept
 in ``RUN_DIR/history`` so ``ratelimit-harness check`` can judge it again.
 
-A service of the user's own (``harness.load.service``) keeps no journal: what its clients saw
+A service of the user's own (``harness.load.system.service``) keeps no journal: what its clients saw
 is its decisions, judged once, with the keys it left.
 
 Keys of a rule already in Redis as the run starts (``KEYS_BEFORE``: an earlier run's, or another
@@ -35,10 +35,14 @@ from ratelimit_harness.harness.errors import HarnessError, writing
 from ratelimit_harness.harness.history import Outcome, read_history, write_history
 from ratelimit_harness.harness.history.loads import OUTBOUND, FaultRecord, LoadRecord, RuleRecord
 from ratelimit_harness.harness.history.merge import Merged, merge_into_history, merge_journals
-from ratelimit_harness.harness.load.fault_effects import Seen, effects, fault_spans, read_faults
-from ratelimit_harness.harness.load.journals import first_error, invokes, journal_paths
-from ratelimit_harness.harness.load.promises import BrokenPromises, PromiseCheck, promise_paths
-from ratelimit_harness.harness.load.rules import Rule, Rules, rules_from_json
+from ratelimit_harness.harness.load.contract.journals import first_error, invokes, journal_paths
+from ratelimit_harness.harness.load.contract.rules import Rule, Rules, rules_from_json
+from ratelimit_harness.harness.load.faults.effects import Seen, effects, fault_spans, read_faults
+from ratelimit_harness.harness.load.judge.promises import (
+    BrokenPromises,
+    PromiseCheck,
+    promise_paths,
+)
 from ratelimit_harness.harness.rundir import HISTORY, keep_judged
 
 KEYS_BEFORE = "keys-before.json"  # {rule: {key: TTL in s, -1 none}}, as the run started

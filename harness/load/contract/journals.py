@@ -6,8 +6,8 @@
 
 Each journal is a ``Recorder``'s (``harness.history``): a process killed mid-run leaves every
 decision it completed, and those in flight as invoked (``unknown`` once merged). A Locust
-process records its completions a batch at a time (``harness.load.answers``), so its kill also
-leaves the last ones it had not yet taken in as invoked: the answers of its last tenth of a
+process records its completions a batch at a time (``harness.load.traffic.answers``), so its kill
+also leaves the last ones it had not yet taken in as invoked: the answers of its last tenth of a
 second or so.
 """
 

@@ -2,9 +2,9 @@
 user's own keeps none: then the clients' journals, which are its decisions as the judge sees
 them too).
 
-``python -m ratelimit_harness.harness.load.live RUN_DIR`` runs beside the instances, in its own
-process (judging is CPU work that would stall Locust's gevent loop, and with it the users and their
-latencies), and rewrites ``RUN_DIR/live.json`` (the rows, atomically) after every round. Every
+``python -m ratelimit_harness.harness.load.judge.live RUN_DIR`` runs beside the instances, in its
+own process (judging is CPU work that would stall Locust's gevent loop, and with it the users and
+their latencies), and rewrites ``RUN_DIR/live.json`` (the rows, atomically) after every round. Every
 ``interval`` seconds it reads what the journals gained (new files too) and judges, with the same
 checkers as the final verdict, each identity's history up to the rule's *horizon*: the instant
 before which every journal of the rule is known complete. The journals lag each other (each process
@@ -15,10 +15,10 @@ stamps and writes each record in one step, on one thread), so it is complete up 
 it holds; one gone quiet is complete up to ``settle`` seconds (``SETTLE``) before the round began,
 the time a record takes at most to reach its file (only a process stopped for longer between
 stamping a record and writing it escapes this). The clients' journals are the exception: a
-Locust process writes its completions by the batch (``harness.load.answers``), a few hundredths
-of a second after invokes stamped later. Until its completion comes, an operation is in flight,
-which only widens what the checkers allow. The horizon is the earliest of these; behind it the
-judge sees what the final verdict sees, and judges it by the final verdict's rules: an operation
+Locust process writes its completions by the batch (``harness.load.traffic.answers``), a few
+hundredths of a second after invokes stamped later. Until its completion comes, an operation is in
+flight, which only widens what the checkers allow. The horizon is the earliest of these; behind it
+the judge sees what the final verdict sees, and judges it by the final verdict's rules: an operation
 invoked before the horizon and not completed before it is in flight, ``unknown`` (as a killed
 instance's are), a promise of ``X-RateLimit-Remaining`` is judged once, when its answer came
 before the horizon (all it can be held to is known by then), and the outbound rule's accepted
@@ -54,10 +54,10 @@ from ratelimit_harness.harness.history.errors import InvalidRecord
 from ratelimit_harness.harness.history.journal import Completed, GivenBack, event_from_record
 from ratelimit_harness.harness.history.jsonl import operation_from_record
 from ratelimit_harness.harness.history.loads import OUTBOUND
-from ratelimit_harness.harness.load.journals import JournalTail
-from ratelimit_harness.harness.load.judge import unjudged_kinds
-from ratelimit_harness.harness.load.promises import Promise, broken_promises
-from ratelimit_harness.harness.load.rules import NEVER, Rule, Rules, rules_from_json
+from ratelimit_harness.harness.load.contract.journals import JournalTail
+from ratelimit_harness.harness.load.contract.rules import NEVER, Rule, Rules, rules_from_json
+from ratelimit_harness.harness.load.judge.final import unjudged_kinds
+from ratelimit_harness.harness.load.judge.promises import Promise, broken_promises
 
 KINDS = ("over-admission", "wrongful-rejection")
 SETTLE = 1.0  # seconds a record takes at most from its stamp to its journal

@@ -6,7 +6,7 @@
     GET  /healthz    unlimited: is this instance up
 
 ``create_app()`` is the factory each instance process runs (``granian --factory``); it reads
-its settings from the environment ``harness.load.serve`` sets (``InstanceSettings``).
+its settings from the environment ``harness.load.system.fleet`` sets (``InstanceSettings``).
 """
 
 from __future__ import annotations
@@ -23,12 +23,13 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from ratelimit_harness.harness.history.loads import OUTBOUND
-from ratelimit_harness.harness.load import ENV, FAIL_HEADER
-from ratelimit_harness.harness.load.instance_clocks import CLOCK_FILE, true_clock
-from ratelimit_harness.harness.load.journals import Journals
-from ratelimit_harness.harness.load.middleware import RateLimitMiddleware
-from ratelimit_harness.harness.load.outbound import Outbound
-from ratelimit_harness.harness.load.rules import Rules, rules_from_json
+from ratelimit_harness.harness.load.contract.env import ENV
+from ratelimit_harness.harness.load.contract.headers import FAIL_HEADER
+from ratelimit_harness.harness.load.contract.journals import Journals
+from ratelimit_harness.harness.load.contract.rules import Rules, rules_from_json
+from ratelimit_harness.harness.load.system.clocks import CLOCK_FILE, true_clock
+from ratelimit_harness.harness.load.system.middleware import RateLimitMiddleware
+from ratelimit_harness.harness.load.system.outbound import Outbound
 from ratelimit_harness.harness.parent_death import die_with_parent
 from ratelimit_harness.limiters import resolve
 
@@ -76,8 +77,8 @@ def redis_client(url: str, cluster: bool) -> Any:
 
 def _die_with_granian() -> None:
     """granian serves from a worker process it forks; the harness has the kernel kill granian's
-    own process when the harness dies (``harness.load.serve.spawn``), and the worker asks the same
-    of granian's, or a harness killed outright would leave it serving on its port for good."""
+    own process when the harness dies (``harness.load.system.fleet.spawn``), and the worker asks the
+    same of granian's, or a harness killed outright would leave it serving on its port for good."""
     parent = os.getppid()
     die_with_parent()
     if os.getppid() != parent:  # granian died before the worker asked

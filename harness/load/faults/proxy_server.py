@@ -1,7 +1,7 @@
-"""The fault proxy itself, in its own OS process; ``FaultProxy`` (``fault_proxy.py``) starts it
+"""The fault proxy itself, in its own OS process; ``FaultProxy`` (``proxy.py``) starts it
 and drives it, and its docstring says what each fault does.
 
-    python -m ratelimit_harness.harness.load.fault_proxy_server HOST PORT
+    python -m ratelimit_harness.harness.load.faults.proxy_server HOST PORT
 
 The process listens on a free loopback port and gives each connection made there a connection of
 its own to Redis at ``HOST:PORT``, a loopback address. It is driven over its stdin and stdout, one

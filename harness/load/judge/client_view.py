@@ -12,7 +12,7 @@ from collections import Counter, defaultdict
 from typing import Any
 
 from ratelimit_harness.harness.history import Outcome
-from ratelimit_harness.harness.load.latency import Latencies
+from ratelimit_harness.harness.load.judge.latency import Latencies
 
 OUTCOMES = ("allowed", "rejected", "unknown")
 

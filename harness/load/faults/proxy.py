@@ -30,14 +30,14 @@ is running once made, until ``close()`` (or the end of ``with``); ``port``, ``ad
 proxy has it in effect, with the injected clock (``time.time`` by default): in ``events``, and
 passed to ``on_change`` if given, in the caller's thread. The calls may come from any thread.
 
-The proxy is its own OS process (``fault_proxy_server.py``), driven over its stdin and stdout,
+The proxy is its own OS process (``proxy_server.py``), driven over its stdin and stdout,
 one line each way per change. So it never competes with the load's own process for the GIL (whose
 progress, judging and live view would otherwise add latency that is no fault), and it ends when
 that process does (its stdin closes). At no fault it adds about 20 µs to a round trip (a PING's
 p50 45 µs through it, 22 µs direct, on this project's 2-core machine, shared), and carried
 10-18k round trips a second from four clients at once (``bench/fault_proxy_latency.py``).
 
-Bounded: a direction of a connection holds at most ``fault_proxy_server.MAX_HELD`` bytes (1 MiB,
+Bounded: a direction of a connection holds at most ``proxy_server.MAX_HELD`` bytes (1 MiB,
 and one more read) under a delay, and reads from its sender only while the receiver's socket
 takes what is written (the transport's own backpressure); every wait for the proxy's process has
 a timeout; the upstream must be a loopback address.
@@ -60,7 +60,7 @@ from pathlib import Path
 from types import TracebackType
 
 from ratelimit_harness.harness.errors import EnvironmentFailure, HarnessError
-from ratelimit_harness.harness.load import fault_proxy_server
+from ratelimit_harness.harness.load.faults import proxy_server
 from ratelimit_harness.harness.loopback import loopback_address, redis_on_loopback
 
 MAX_DELAY = 600.0  # seconds: the longest delay accepted
@@ -125,7 +125,7 @@ class FaultProxy:
         with contextlib.ExitStack() as stack:
             stderr = stack.enter_context(log.open("ab")) if log else None
             self._process = subprocess.Popen(
-                [sys.executable, "-m", fault_proxy_server.__name__, host, str(upstream_port)],
+                [sys.executable, "-m", proxy_server.__name__, host, str(upstream_port)],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,

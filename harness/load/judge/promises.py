@@ -38,7 +38,7 @@ import numpy as np
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.harness.history.appends import AppendFile
 from ratelimit_harness.harness.history.verdict import Witness
-from ratelimit_harness.harness.load.fault_effects import fell_in
+from ratelimit_harness.harness.load.faults.effects import fell_in
 from ratelimit_harness.limiters.policy import Policy
 
 JUDGED_KINDS = ("fixed-window", "sliding-window")

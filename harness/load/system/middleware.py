@@ -33,9 +33,9 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ratelimit_harness.harness.history import Outcome
-from ratelimit_harness.harness.load.headers import UNCHECKED_HEADER, response_headers
-from ratelimit_harness.harness.load.journals import Journals
-from ratelimit_harness.harness.load.rules import FAILED, Rule, Rules, tier_of
+from ratelimit_harness.harness.load.contract.headers import UNCHECKED_HEADER, response_headers
+from ratelimit_harness.harness.load.contract.journals import Journals
+from ratelimit_harness.harness.load.contract.rules import FAILED, Rule, Rules, tier_of
 from ratelimit_harness.harness.loopback import loopback_address
 from ratelimit_harness.limiters import Decision, Limiter
 from ratelimit_harness.limiters.base import check_args, refund_args

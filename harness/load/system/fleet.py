@@ -1,9 +1,9 @@
 """The system under test, started: N app instances and the SMS provider, each its own OS process
 on a free loopback port, all journalling into one run directory.
 
-An instance is ``granian --interface asgi --workers 1`` running ``harness.load.app``. Measured on
-this project's 2-core machine with wrk (``bench/load_speed.py``), granian serves the same
-Starlette app with the same middleware 1.4 times as fast as uvicorn (3 times on a bare
+An instance is ``granian --interface asgi --workers 1`` running ``harness.load.system.app``.
+Measured on this project's 2-core machine with wrk (``bench/load_speed.py``), granian serves the
+same Starlette app with the same middleware 1.4 times as fast as uvicorn (3 times on a bare
 endpoint), so the instances are never what limits a Locust swarm (which tops out at 5-7k
 requests/s here). One worker per instance keeps "an instance" one process tree that can be
 killed alone, as a crashed node is.
@@ -23,10 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from ratelimit_harness.harness.load.app import InstanceSettings
-from ratelimit_harness.harness.load.fault_proxy import FaultProxy
-from ratelimit_harness.harness.load.instance_clocks import InstanceClocks
-from ratelimit_harness.harness.load.rules import Rules
+from ratelimit_harness.harness.load.contract.rules import Rules
+from ratelimit_harness.harness.load.system.app import InstanceSettings
+from ratelimit_harness.harness.load.system.clocks import InstanceClocks
 from ratelimit_harness.harness.parent_death import die_with_parent
 from ratelimit_harness.harness.provision.base import Unavailable, free_port
 
@@ -89,7 +88,6 @@ class Fleet:
     targets: list[str] = field(default_factory=list)
     ready: Callable[[Process], None] = lambda _: None  # returns once an instance answers
     clocks: InstanceClocks | None = None  # the instances' own clocks, when they may be skewed
-    redis_proxy: FaultProxy | None = None  # between the instances and Redis, for network faults
 
     @property
     def urls(self) -> list[str]:
@@ -133,7 +131,7 @@ def start_fleet(
         fleet.provider = spawn(
             "sms-provider",
             [
-                *(sys.executable, "-m", "ratelimit_harness.harness.load.sms_provider"),
+                *(sys.executable, "-m", "ratelimit_harness.harness.load.system.sms_provider"),
                 *("--port", str(port), "--record", str(run_dir / "provider.jsonl")),
             ],
             logs,
@@ -156,11 +154,12 @@ def start_fleet(
 
 
 def instance_command(host: str, port: int) -> list[str]:
-    """One app instance: granian, one worker, serving ``harness.load.app``."""
+    """One app instance: granian, one worker, serving ``harness.load.system.app``."""
     return [
         *(sys.executable, "-m", "granian", "--interface", "asgi", "--workers", "1"),
         *("--host", host, "--port", str(port), "--no-ws"),
-        *("--log-level", "warning", "--factory", "ratelimit_harness.harness.load.app:create_app"),
+        *("--log-level", "warning"),
+        *("--factory", "ratelimit_harness.harness.load.system.app:create_app"),
     ]
 
 

@@ -5,13 +5,13 @@ Each copy started is its own OS process (group) with the harness's environment p
 protocol's (``limiters.program.program_env``: ``REDIS_URL``, ``RATELIMIT_POLICY``,
 ``RATELIMIT_INSTANCE``) and ``PORT``, the loopback port it must serve HTTP on; its output goes to
 ``RUN_DIR/logs/app-N.log``. It is ready once that port takes a connection (bounded: a copy that
-exits first, or is still not listening after ``serve.READY_TIMEOUT`` seconds, fails the run with its
-log's last lines). Each copy runs under a guard (``group_guard``): the children it forks die with
+exits first, or is still not listening after ``fleet.READY_TIMEOUT`` seconds, fails the run with its
+log's last lines). Each copy runs under a guard (``guard``): the children it forks die with
 the harness too, even one killed outright.
 
 The service decides; the harness sees only what its clients saw (the status, 2xx or 429, and the
 headers) and, afterwards, the keys it left in Redis: the judge reads the clients' journals as
-the decisions (``harness.load.judge``).
+the decisions (``harness.load.judge.final``).
 """
 
 from __future__ import annotations
@@ -22,9 +22,15 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ratelimit_harness.harness.errors import HarnessError
-from ratelimit_harness.harness.load.group_guard import guarded
-from ratelimit_harness.harness.load.instance_clocks import InstanceClocks
-from ratelimit_harness.harness.load.serve import Fleet, Process, ServeError, spawn, wait_until
+from ratelimit_harness.harness.load.system.clocks import InstanceClocks
+from ratelimit_harness.harness.load.system.fleet import (
+    Fleet,
+    Process,
+    ServeError,
+    spawn,
+    wait_until,
+)
+from ratelimit_harness.harness.load.system.guard import guarded
 from ratelimit_harness.harness.provision.base import free_port
 from ratelimit_harness.limiters.program import program_env
 

@@ -17,7 +17,7 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-from ratelimit_harness.harness.load import ENV
+from ratelimit_harness.harness.load.contract.env import ENV
 from ratelimit_harness.harness.provision.base import Unavailable
 
 CLOCK_FILE = f"{ENV}CLOCK_FILE"  # set in an instance's environment when it runs on its own clock
