@@ -30,6 +30,7 @@ from ratelimit_harness.harness.checkers.policies import (
     sliding_window,
     token_bucket,
 )
+from ratelimit_harness.harness.checkers.shared.kinds import ALIGNED, BUCKETS
 from ratelimit_harness.harness.checkers.view.columns import Columns
 from ratelimit_harness.harness.history import Operation
 from ratelimit_harness.harness.history.verdict import Verdict, Violation, Witness
@@ -37,8 +38,7 @@ from ratelimit_harness.limiters.policy import FIRST_ANCHORED, Policy, PolicyErro
 
 __all__ = ["PARTS", "Part", "Verdict", "Violation", "Witness", "check", "judge"]
 
-ALIGNED = ("fixed-window", "fixed-window:phase=crc32")  # each identity's own windows, or not
-WINDOWS, BUCKETS = (*ALIGNED, "sliding-counter"), ("token-bucket", "gcra")
+WINDOWS = (*ALIGNED, "sliding-counter")
 
 # every kind of violation, in the order a verdict lists them
 PARTS: tuple[Part, ...] = (

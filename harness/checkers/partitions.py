@@ -62,7 +62,7 @@ from ratelimit_harness.harness.checkers.compose.table import OVER, WRONG
 from ratelimit_harness.harness.checkers.figures.latency_files import LatencyFile
 from ratelimit_harness.harness.checkers.figures.metrics import PERCENTILES, latencies, nearest_rank
 from ratelimit_harness.harness.checkers.policies.sliding_counter import disagreement
-from ratelimit_harness.harness.checkers.stream.busy import Streamed
+from ratelimit_harness.harness.checkers.stream.busy import Owners, Streamed
 from ratelimit_harness.harness.checkers.stream.common import Found, NotStreamable
 from ratelimit_harness.harness.checkers.stream.identity import not_streamable, streamable
 from ratelimit_harness.harness.errors import EnvironmentFailure
@@ -82,7 +82,6 @@ _NUMBER = itemgetter(0)  # of a (line number, operation)
 T = TypeVar("T")
 Progress = Callable[[str, int, int], None]  # (stage, done, of)
 Held = Callable[[str, str], None]  # (identity, why): a busy identity held whole
-Owners = dict[str, dict[str, tuple[int, Operation]]]  # Redis key -> identity -> first (line, op)
 
 
 class Beside(Protocol):

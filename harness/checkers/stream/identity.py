@@ -31,6 +31,7 @@ from collections.abc import Callable, Collection, Sequence
 from ratelimit_harness.harness.checkers.compose.table import OVER, WRONG
 from ratelimit_harness.harness.checkers.placement.rules import SlidingWindow, TokenBucket
 from ratelimit_harness.harness.checkers.shared.edges import least_apart
+from ratelimit_harness.harness.checkers.shared.kinds import ALIGNED, BUCKETS
 from ratelimit_harness.harness.checkers.stream.bucket import BucketRoom
 from ratelimit_harness.harness.checkers.stream.common import Found, NotStreamable
 from ratelimit_harness.harness.checkers.stream.fixed import FixedWindowOver
@@ -46,8 +47,6 @@ from ratelimit_harness.harness.checkers.view.timeline import bucket_params, wind
 from ratelimit_harness.harness.history import Operation, Outcome
 from ratelimit_harness.limiters.policy import Policy
 
-ALIGNED = ("fixed-window", "fixed-window:phase=crc32")
-BUCKETS = ("token-bucket", "gcra")
 STREAMED = (*ALIGNED, "sliding-window", "sliding-counter", *BUCKETS)
 _INVOKE, _COST, _REFUND = (operator.itemgetter(i) for i in (2, 7, 8))  # of an Operation
 
