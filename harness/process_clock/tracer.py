@@ -244,8 +244,12 @@ class ProcessClock:
         shared: its address. The process itself opens, maps and closes the file, each call made
         at the replacement's ``syscall`` instruction, its registers restored after."""
         saved = ptrace.registers(pid)
-        path = process.slot()
-        process.write(path, os.fsencode(self.clock.path) + b"\0")
+        name = os.fsencode(os.path.abspath(self.clock.path)) + b"\0"
+        room = process.layout.slots  # all of them: nothing waits on a deadline in a new image
+        if len(name) > room.stop - room.start:
+            raise vdso.Unpatchable(f"the clock file's path is too long: {self.clock.path}")
+        path = process.base + room.start
+        process.write(path, name)
         try:
             descriptor = self._call(pid, process, OPENAT, AT_FDCWD, path, O_RDONLY_CLOEXEC)
             if descriptor < 0:

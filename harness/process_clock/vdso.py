@@ -65,9 +65,11 @@ class Layout:
 
     @property
     def slots(self) -> range:
-        """The offsets of the slots for rewritten deadlines, in ``gettimeofday``'s old body."""
+        """The offsets of the slots for rewritten deadlines, in ``gettimeofday``'s old body
+        (``stop``: where the last one ends)."""
         first = self.gettimeofday + 16
-        return range(first, self.gettimeofday + self.gettimeofday_size - SLOT + 1, SLOT)
+        count = (self.gettimeofday_size - 16) // SLOT
+        return range(first, first + count * SLOT, SLOT)
 
     def writes(self) -> list[tuple[int, bytes]]:
         """What to write, at which offsets, to replace the three functions (the page's address
