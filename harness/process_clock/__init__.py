@@ -20,9 +20,9 @@ import subprocess
 import sys
 
 from ratelimit_harness.harness.process_clock.clock_file import NANOS, REAL, ClockFile
-from ratelimit_harness.harness.process_clock.tracer import ClockRefused, ProcessClock
+from ratelimit_harness.harness.process_clock.tracer import ProcessClock
 
-__all__ = ["NANOS", "REAL", "ClockFile", "ClockRefused", "ProcessClock", "probe"]
+__all__ = ["NANOS", "REAL", "ClockFile", "ProcessClock", "probe"]
 
 PROBED = 1_234_567_890_123_456_000  # the instant the probe's program must read
 

@@ -11,7 +11,7 @@ import contextlib
 import ctypes
 import os
 
-TRACEME, CONT, GETREGS, SETREGS = 0, 7, 12, 13
+TRACEME, CONT, SINGLESTEP, GETREGS, SETREGS = 0, 7, 9, 12, 13
 SETOPTIONS, GETEVENTMSG = 0x4200, 0x4201
 # options: report forks, vforks, clones, execs and seccomp's traps; kill every tracee if the
 # tracer goes

@@ -50,11 +50,6 @@ REALTIME_CLOCKS = frozenset({0, 5, 8, 11})  # REALTIME, REALTIME_COARSE, REALTIM
 FUTEX_CLOCK_REALTIME, FUTEX_LOCK_PI = 256, 6
 OPENAT, MMAP, CLOSE = 257, 9, 3
 AT_FDCWD, O_RDONLY_CLOEXEC, PROT_READ, MAP_SHARED = -100, 0o2000000, 1, 1
-SINGLESTEP = 9
-
-
-class ClockRefused(Exception):
-    """The program's clock cannot be controlled here, with why."""
 
 
 @dataclass
@@ -282,7 +277,7 @@ class ProcessClock:
         """One step of ``pid``: to the end of the call it is in, or over one instruction (a
         stop of the filter's on the way is let through)."""
         while True:
-            ptrace.call(SINGLESTEP, pid)
+            ptrace.call(ptrace.SINGLESTEP, pid)
             _, status = os.waitpid(pid, ptrace.WALL)
             if not os.WIFSTOPPED(status):
                 raise OSError(errno.ESRCH, "the program ended while its clock was being set up")

@@ -29,7 +29,7 @@ from pathlib import Path
 
 import redis
 
-from ratelimit_harness.harness.process_clock import ClockFile, ClockRefused, ProcessClock, probe
+from ratelimit_harness.harness.process_clock import ClockFile, ProcessClock, probe
 from ratelimit_harness.harness.process_clock.clock_file import REAL, nanoseconds
 from ratelimit_harness.harness.provision.base import RedisServer, Unavailable
 from ratelimit_harness.harness.provision.embedded import SERVER, start_process, valkey_binary
@@ -80,8 +80,10 @@ def start_on_virtual_time(
     try:
         binary = binary or os.environ.get(SERVER) or valkey_binary()
         started = start_process(binary, how="virtual-time", spawn=tracer.spawn)
-    except (Unavailable, ClockRefused):
+    except Unavailable as why:
         shutil.rmtree(folder, ignore_errors=True)
+        if tracer.refused:  # killed because its clock could not be controlled: say why
+            raise Unavailable(f"{why} ({tracer.refused})") from None
         raise
     stop = started.stop_callback
 
