@@ -2,5 +2,6 @@
 keeps a clock so it can be swapped (``kept``), and the clocks the explorer cannot move
 (``real``).
 
-May import: the provisioning of Redis (the server's clock), nothing of the explorer's own.
+May import: the provisioning of Redis (the server's clock) and the process clock
+(``harness.process_clock``), nothing of the explorer's own.
 """

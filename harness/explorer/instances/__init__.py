@@ -2,5 +2,6 @@
 starts (``background``), or an OS process behind a proxy (``process``), which is at rest once
 ``waiting`` says so. Each stops before every command until the explorer lets it go.
 
-May import: ``wire``, ``server`` and ``clocks``.
+May import: ``wire``, ``server`` and ``clocks``; a program's clock is
+``harness.process_clock``.
 """
