@@ -8,7 +8,7 @@ these programs' reasons too, unless ``reasons`` says what differs. The faults ar
 race explorer's shortest schedule needed for the twin (``race-test --seed 1``, 2026-12-01):
 none (interleavings and time passing between requests), ``crash`` (an instance dies: SIGKILL
 for a program), ``stall`` (time passes inside a request, between its round trips), ``skew``
-(an instance's clock is off: a libfaketime clock file of its own).
+(an instance's clock is off: a clock file of its own, read through the program's vDSO).
 """
 
 from __future__ import annotations

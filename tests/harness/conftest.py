@@ -1,4 +1,4 @@
-"""A server on virtual time (Valkey under libfaketime), for the explorer's black-box tests:
+"""A server on virtual time (Valkey on a clock file), for the explorer's black-box tests:
 one per session. Where it cannot start, its tests are skipped, unless every path is required
 (HARNESS_REQUIRE_ALL_PATHS=1, as in CI): then they fail."""
 

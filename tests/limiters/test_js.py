@@ -1,5 +1,5 @@
 """The JavaScript limiters, each run as a program on the line protocol against a real Redis,
-sequentially, its clock a libfaketime file: decisions, answers, exit codes, keys and TTLs."""
+sequentially, its clock a clock file: decisions, answers, exit codes, keys and TTLs."""
 
 from __future__ import annotations
 

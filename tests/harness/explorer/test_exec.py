@@ -1,5 +1,5 @@
 """A limiter that is a program (``exec:COMMAND``), raced: OS processes, every command held at a
-proxy of their own, their clocks libfaketime files. Each verdict as its in-process twin's."""
+proxy of their own, each on a clock file of its own. Each verdict as its in-process twin's."""
 
 import shlex
 import sys
