@@ -21,21 +21,12 @@ from typing import Any
 from ratelimit_harness.harness.explorer.clocks.kept import Finder, Table, modules, swap
 from ratelimit_harness.harness.provision.virtual_time import START  # virtual runs begin here
 
-# seconds an instance's clock moves on at each step of the run, as a real clock does between two
-# round trips: so no instance reads one microsecond twice after a round trip (a log keyed by the
-# microsecond would count two requests as one). 2 us, not 1: near 1.8e9 a float steps by 0.24 us,
-# so 1e-6 added is 0.95 us, and two steps would round to one microsecond now and then. The run's
-# true time (Redis', the history's) does not take these steps: a schedule that starts on a
-# window's edge stays on it.
-TICK = 2e-6
-
 
 class VirtualTime:
-    """The run's true time, in epoch seconds, and how many steps the run has taken."""
+    """The run's true time, in epoch seconds."""
 
     def __init__(self, start: float = START) -> None:
         self.now = start
-        self.steps = 0
 
     def __call__(self) -> float:
         return self.now
@@ -53,8 +44,7 @@ NOT_THE_LIMITERS = frozenset(
 
 
 class InstanceClock:
-    """An app instance's clock: the true time plus its skew, moved on by ``TICK`` at each step
-    of the run."""
+    """An app instance's clock: the true time plus its skew."""
 
     def __init__(self, true_time: VirtualTime, skew: float = 0.0) -> None:
         self.true_time = true_time
@@ -62,7 +52,7 @@ class InstanceClock:
         self.readings: list[float] = []  # what the instance's own code read, in order
 
     def __call__(self) -> float:
-        return self.true_time.now + self.skew + self.true_time.steps * TICK
+        return self.true_time.now + self.skew
 
     def read(self) -> float:
         """The time, as the instance's thread reads it: kept in ``readings`` unless a Redis

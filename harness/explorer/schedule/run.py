@@ -275,7 +275,6 @@ class Run:
         slot = self.slots[step.instance]
         if slot.dead:
             return
-        self.time.steps += 1  # each instance's clock moves on a little (clocks.virtual.TICK)
         if slot.busy:
             slot.sent = True
             event = slot.instance.go()

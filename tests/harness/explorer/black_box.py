@@ -47,20 +47,6 @@ return count <= tonumber(ARGV[2]) and 1 or 0
 SHORT_FIRST_HIT_WINDOW = FIRST_HIT_WINDOW.replace("tonumber(ARGV[3])", "tonumber(ARGV[3]) / 2")
 
 
-# A sliding log in the shape of npm's async-ratelimiter: one script, each admission logged under
-# the client's own microsecond (its score and its member). Atomic, and correct while no two
-# requests read one microsecond: two that did would be logged as one, and the log would admit a
-# request past its limit.
-MICROSECOND_LOG = """
-local key, now_us, window_us = KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[3]) * 1000
-redis.call('ZREMRANGEBYSCORE', key, '-inf', now_us - window_us)
-if redis.call('ZCARD', key) >= tonumber(ARGV[2]) then return 0 end
-redis.call('ZADD', key, now_us, ARGV[1])
-redis.call('PEXPIRE', key, tonumber(ARGV[3]))
-return 1
-"""
-
-
 def _window_ms(policy: Policy) -> int:
     return round(float(policy.window or 1) * 1000)
 
@@ -92,17 +78,6 @@ def first_hit_window(client: Any, policy: Policy) -> Any:
 def short_first_hit_window(client: Any, policy: Policy) -> Any:
     """Broken: its key, and so its window, lives half the window."""
     return _script_limiter(client, policy, SHORT_FIRST_HIT_WINDOW)
-
-
-def microsecond_log(client: Any, policy: Policy) -> Any:
-    script = client.register_script(MICROSECOND_LOG)
-
-    def check(identity: str) -> bool:
-        now_us = str(round(time.time() * 1_000_000))
-        key = f"app:log:{{{identity}}}"
-        return bool(script(keys=[key], args=[now_us, policy.limit, _window_ms(policy)]))
-
-    return check
 
 
 def own_client_on_the_pool(client: Any, policy: Policy) -> Any:

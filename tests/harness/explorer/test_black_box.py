@@ -159,15 +159,3 @@ def test_pyrate_limiters_leak_thread_is_an_actor_and_its_keys_never_expire(
     found = _race(virtual_server, "pyrate_redis_bucket")
     assert found.found is not None
     assert "immortal-key" in found.kinds
-
-
-def test_a_log_keyed_by_the_clients_microsecond_is_clean_as_each_step_moves_its_clock_on(
-    virtual_server: RedisServer,
-) -> None:
-    """Each step moves an instance's clock on by a little (``clocks.virtual.TICK``), so no two
-    requests read one microsecond, as on real clocks. On frozen clocks, two requests at one
-    instant were logged as one, and the log was accused of an over-admission needing no fault."""
-    found = _race(virtual_server, "microsecond_log", spec="sliding-window:limit=2,window=10",
-                  nemesis="crash")  # fmt: skip
-    assert found.found is None, found.found and found.found.trace
-    assert found.errors == 0, found.first_error
